@@ -1,0 +1,87 @@
+"""The NinjaAPI root at /api/v1: bearer-key auth bound to a space, error
+handlers that turn bad input into 4xx answers naming the field, and one
+router per area."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, ValidationError
+from ninja.security import HttpBearer
+
+from memory.errors import EngramError
+from memory.services.spaces import authenticate
+
+
+class ApiKeyAuth(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        key = authenticate(token)
+        if key is None:
+            return None
+        request.space = key.space  # type: ignore[attr-defined]
+        request.api_key = key  # type: ignore[attr-defined]
+        return key
+
+
+api = NinjaAPI(
+    title="Engram",
+    version="1",
+    description="Long-term memory for AI agents. Authenticate with `Authorization: Bearer <key>`.",
+    auth=ApiKeyAuth(),
+    urls_namespace="api-v1",
+)
+
+
+def _loc(error: dict[str, Any]) -> str:
+    # ninja reports ["body", "payload", "field", ...]; the client cares about the field path.
+    parts = [str(p) for p in error.get("loc", []) if p not in ("body", "payload", "query", "path")]
+    return ".".join(parts) or "body"
+
+
+@api.exception_handler(ValidationError)
+def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    errors = [
+        {"field": _loc(e), "message": e.get("msg", "invalid"), "type": e.get("type", "")}
+        for e in exc.errors
+    ]
+    summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+    return api.create_response(request, {"detail": summary, "errors": errors}, status=422)
+
+
+@api.exception_handler(AuthenticationError)
+def on_auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return api.create_response(
+        request, {"detail": "missing, unknown or revoked API key"}, status=401
+    )
+
+
+@api.exception_handler(Http404)
+def on_not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return api.create_response(request, {"detail": str(exc) or "not found"}, status=404)
+
+
+@api.exception_handler(EngramError)
+def on_engram_error(request: HttpRequest, exc: EngramError) -> HttpResponse:
+    return api.create_response(request, {"detail": exc.detail}, status=exc.status_code)
+
+
+@api.exception_handler(RequestDataTooBig)
+def on_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    return api.create_response(request, {"detail": "request body too large"}, status=413)
+
+
+def _register_routers() -> None:
+    from consolidation.api import router as consolidation_router
+    from environment.api import router as environment_router
+    from memory.api import routers as memory_routers
+
+    for router in memory_routers:
+        api.add_router("", router)
+    api.add_router("", environment_router)
+    api.add_router("", consolidation_router)
+
+
+_register_routers()

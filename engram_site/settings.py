@@ -1,0 +1,224 @@
+"""Engram settings: everything comes from ENGRAM_* variables, and nothing needs
+to be set for the embedded default (SQLite in ./data, local broker, no LLM)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from engram_site.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_json,
+    env_list,
+    env_str,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env_str("ENGRAM_DATA_DIR", str(BASE_DIR / "data"))).resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _secret_key() -> str:
+    # With no ENGRAM_SECRET_KEY a random key is made once and kept in the data
+    # directory, so sessions survive restarts without any set-up.
+    configured = env_str("ENGRAM_SECRET_KEY", "")
+    if configured:
+        return configured
+    path = DATA_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("ENGRAM_DEBUG", False)
+ALLOWED_HOSTS = env_list("ENGRAM_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("ENGRAM_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "memory.apps.MemoryConfig",
+    "environment.apps.EnvironmentConfig",
+    "consolidation.apps.ConsolidationConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "engram_site.middleware.BodySizeLimitMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "engram_site.urls"
+WSGI_APPLICATION = "engram_site.wsgi.application"
+ASGI_APPLICATION = "engram_site.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------
+DATABASE_URL = env_str("ENGRAM_DATABASE_URL", f"sqlite:///{DATA_DIR / 'engram.sqlite3'}")
+try:
+    _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("ENGRAM_DB_CONN_MAX_AGE", 60))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"ENGRAM_DATABASE_URL is not a database URL: {exc}") from None
+if _db["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets readers run beside the single writer; IMMEDIATE takes the write
+    # lock at BEGIN so two writers queue on busy_timeout instead of failing
+    # with "database is locked" halfway through a transaction.
+    _db["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+        "init_command": (
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+            "PRAGMA busy_timeout=20000; PRAGMA foreign_keys=ON; PRAGMA cache_size=-64000;"
+        ),
+    }
+    # A file, not memory, so worker processes started by integration tests
+    # see the same test database.
+    _db["TEST"] = {"NAME": str(DATA_DIR / "test_engram.sqlite3")}
+    _db["CONN_MAX_AGE"] = 0 if _db["CONN_MAX_AGE"] is None else _db["CONN_MAX_AGE"]
+elif _db["ENGINE"] == "django.db.backends.postgresql":
+    _db.setdefault("OPTIONS", {})
+else:
+    raise ImproperlyConfigured("ENGRAM_DATABASE_URL must be a sqlite:// or postgres:// URL")
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+LOGIN_URL = "/admin/login/"
+
+# --- Request limits ---------------------------------------------------------------
+# Oversized bodies answer 413 before the view reads them.
+MAX_BODY_BYTES = env_int("ENGRAM_MAX_BODY_BYTES", 2 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+
+# --- Celery -------------------------------------------------------------------------
+REDIS_URL = env_str("ENGRAM_REDIS_URL", "")
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+        "visibility_timeout": 3600,
+        "socket_timeout": 5,
+        "socket_connect_timeout": 5,
+    }
+else:
+    # The embedded default: kombu's filesystem transport in the data directory,
+    # so worker and beat run as real processes with no Redis installed.
+    _broker_dir = DATA_DIR / "broker"
+    for _sub in ("queue", "processed"):
+        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_ALWAYS_EAGER = env_bool("ENGRAM_CELERY_EAGER", False)
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+
+# --- Memory behaviour ---------------------------------------------------------------
+ENGRAM = {
+    # write pipeline
+    "SALIENCE_MIN_CHARS": env_int("ENGRAM_SALIENCE_MIN_CHARS", 24, minimum=0),
+    "PASTE_DUMP_CHARS": env_int("ENGRAM_PASTE_DUMP_CHARS", 6000, minimum=100),
+    "JOB_MAX_ATTEMPTS": env_int("ENGRAM_JOB_MAX_ATTEMPTS", 5, minimum=1),
+    "JOB_LEASE_SECONDS": env_int("ENGRAM_JOB_LEASE_SECONDS", 300, minimum=5),
+    "SWEEP_INTERVAL_SECONDS": env_int("ENGRAM_SWEEP_INTERVAL_SECONDS", 60, minimum=1),
+    "SWEEP_UNSENT_AFTER_SECONDS": env_int("ENGRAM_SWEEP_UNSENT_AFTER_SECONDS", 30, minimum=1),
+    # LLM providers: a JSON list of {"base_url", "model", "api_key"?, "timeout"?}
+    # tried in order. Empty = the built-in rule-based extractor.
+    "LLM_PROVIDERS": env_json("ENGRAM_LLM_PROVIDERS", []),
+    "LLM_TIMEOUT_SECONDS": env_float("ENGRAM_LLM_TIMEOUT", 30.0, minimum=0.1),
+    "LLM_BUDGET_PER_HOUR": env_int("ENGRAM_LLM_BUDGET_PER_HOUR", 60, minimum=0),
+    # embeddings
+    "EMBEDDINGS": env_choice(
+        "ENGRAM_EMBEDDINGS", "none", ("none", "local", "ollama", "openai_compat")
+    ),
+    "EMBEDDINGS_URL": env_str("ENGRAM_EMBEDDINGS_URL", ""),
+    "EMBEDDINGS_MODEL": env_str("ENGRAM_EMBEDDINGS_MODEL", ""),
+    "EMBEDDINGS_API_KEY": env_str("ENGRAM_EMBEDDINGS_API_KEY", ""),
+    "EMBEDDINGS_TIMEOUT_SECONDS": env_float("ENGRAM_EMBEDDINGS_TIMEOUT", 10.0, minimum=0.1),
+    # core memory (L1) and prompt context
+    "CORE_USER_BUDGET_TOKENS": env_int("ENGRAM_CORE_USER_BUDGET", 500, minimum=50),
+    "CORE_AGENT_BUDGET_TOKENS": env_int("ENGRAM_CORE_AGENT_BUDGET", 800, minimum=50),
+    "CORE_OVERFLOW": env_choice("ENGRAM_CORE_OVERFLOW", "refuse", ("refuse", "demote")),
+    "CONTEXT_BUDGET_TOKENS": env_int("ENGRAM_CONTEXT_BUDGET", 1500, minimum=100),
+    "MIRROR_DIR": Path(env_str("ENGRAM_MIRROR_DIR", str(DATA_DIR / "memory"))),
+    # recall
+    "RECALL_K": env_int("ENGRAM_RECALL_K", 8, minimum=1),
+    "RECALL_SCORE_FLOOR": env_float("ENGRAM_RECALL_SCORE_FLOOR", 0.0),
+    "RECALL_TIMEOUT_SECONDS": env_float("ENGRAM_RECALL_TIMEOUT", 2.0, minimum=0.05),
+    # consolidation
+    "CONSOLIDATE_IDLE_MINUTES": env_int("ENGRAM_CONSOLIDATE_IDLE_MINUTES", 20, minimum=1),
+    "CONSOLIDATE_DAILY_AT": env_str("ENGRAM_CONSOLIDATE_DAILY_AT", "03:30"),
+    "CONSOLIDATE_CHECK_SECONDS": env_int("ENGRAM_CONSOLIDATE_CHECK_SECONDS", 300, minimum=1),
+    "ENV_REFRESH_MINUTES": env_int("ENGRAM_ENV_REFRESH_MINUTES", 60, minimum=1),
+}
+
+# --- Beat schedule ------------------------------------------------------------------
+# Built from the settings above so an operator changes intervals with ENGRAM_*
+# variables; each entry expires so a backlog of stale ticks is never replayed.
+CELERY_BEAT_SCHEDULE = {
+    "sweep-ingest-outbox": {
+        "task": "memory.sweep_outbox",
+        "schedule": float(ENGRAM["SWEEP_INTERVAL_SECONDS"]),
+        "options": {"expires": float(ENGRAM["SWEEP_INTERVAL_SECONDS"])},
+    },
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("ENGRAM_LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

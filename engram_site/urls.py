@@ -1,0 +1,10 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from engram_site.api import api
+
+urlpatterns = [
+    path("api/v1/", api.urls),
+    path("admin/", admin.site.urls),
+    path("", include("memory.urls")),
+]

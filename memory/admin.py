@@ -1,0 +1,219 @@
+"""Curation in the Django admin. Actions call services; nothing here holds
+memory logic of its own."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from memory import models
+from memory.services import outbox
+
+
+@admin.register(models.Space)
+class SpaceAdmin(admin.ModelAdmin):
+    list_display = ("name", "description", "created_at", "last_activity_at", "last_consolidated_at")
+    search_fields = ("name", "description")
+
+
+@admin.register(models.ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ("prefix", "space", "name", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("space",)
+    search_fields = ("prefix", "name", "space__name")
+    readonly_fields = ("prefix", "key_hash", "created_at", "last_used_at")
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Keys are created with `manage.py create_api_key`, which shows the
+        # secret once; the admin never sees it.
+        return False
+
+    @admin.action(description="Revoke selected keys")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[models.ApiKey]) -> None:
+        from memory.services.spaces import revoke_api_key
+
+        for key in queryset:
+            revoke_api_key(key=key)
+        self.message_user(request, f"Revoked {queryset.count()} key(s).")
+
+
+class CoreBlockVersionInline(admin.TabularInline):
+    model = models.CoreBlockVersion
+    extra = 0
+    fields = ("version", "author", "reason", "created_at", "text")
+    readonly_fields = fields
+    can_delete = False
+    ordering = ("-version",)
+
+
+@admin.register(models.CoreBlock)
+class CoreBlockAdmin(admin.ModelAdmin):
+    list_display = ("space", "label", "version", "budget_tokens", "updated_at")
+    list_filter = ("label", "space")
+    search_fields = ("text",)
+    inlines = [CoreBlockVersionInline]
+
+
+@admin.register(models.Session)
+class SessionAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "space", "title", "started_at", "last_turn_at")
+    list_filter = ("space",)
+    search_fields = ("external_id", "title")
+    date_hierarchy = "last_turn_at"
+
+
+@admin.register(models.Turn)
+class TurnAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "space",
+        "session",
+        "ref",
+        "role",
+        "short_text",
+        "ts",
+        "skip_reason",
+        "screen_status",
+    )
+    list_filter = ("role", "screen_status", "space")
+    search_fields = ("text", "ref", "session__external_id")
+    raw_id_fields = ("session",)
+    date_hierarchy = "ts"
+
+    @admin.display(description="text")
+    def short_text(self, obj: models.Turn) -> str:
+        return obj.text[:100]
+
+
+@admin.register(models.SessionSummary)
+class SessionSummaryAdmin(admin.ModelAdmin):
+    list_display = ("session", "space", "method", "turn_count", "created_at")
+    list_filter = ("method", "space")
+    search_fields = ("text",)
+    raw_id_fields = ("session",)
+
+
+@admin.register(models.MemoryItem)
+class MemoryItemAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "text",
+        "kind",
+        "subject",
+        "predicate",
+        "object",
+        "status",
+        "screen_status",
+        "importance",
+        "frequency",
+        "valid_from",
+        "valid_to",
+        "created_at",
+        "expired_at",
+    )
+    list_filter = ("status", "screen_status", "kind", "source", "space")
+    search_fields = ("text", "subject", "object", "predicate")
+    raw_id_fields = ("superseded_by", "source_session")
+    date_hierarchy = "created_at"
+    readonly_fields = ("content_hash",)
+
+
+class EntityAliasInline(admin.TabularInline):
+    model = models.EntityAlias
+    extra = 0
+    fields = ("alias", "norm")
+
+
+@admin.register(models.Entity)
+class EntityAdmin(admin.ModelAdmin):
+    list_display = ("name", "type", "space", "norm", "last_mentioned_at")
+    list_filter = ("type", "space")
+    search_fields = ("name", "norm", "aliases__alias")
+    inlines = [EntityAliasInline]
+
+
+@admin.register(models.Relation)
+class RelationAdmin(admin.ModelAdmin):
+    list_display = (
+        "src",
+        "rel",
+        "dst",
+        "space",
+        "valid_from",
+        "valid_to",
+        "created_at",
+        "expired_at",
+    )
+    list_filter = ("rel", "space")
+    search_fields = ("src__name", "dst__name", "rel")
+    raw_id_fields = ("src", "dst", "item")
+
+
+@admin.register(models.MemoryVector)
+class MemoryVectorAdmin(admin.ModelAdmin):
+    list_display = ("id", "space", "model", "dim", "item", "turn", "summary", "created_at")
+    list_filter = ("model", "dim", "space")
+    raw_id_fields = ("item", "turn", "summary")
+    exclude = ("vec",)
+
+
+@admin.register(models.Belief)
+class BeliefAdmin(admin.ModelAdmin):
+    list_display = ("text", "status", "proof_count", "space", "updated_at")
+    list_filter = ("status", "space")
+    search_fields = ("text",)
+    filter_horizontal = ("evidence",)
+
+
+@admin.register(models.Skill)
+class SkillAdmin(admin.ModelAdmin):
+    list_display = ("name", "space", "enabled", "is_draft", "source", "usage_count", "updated_at")
+    list_filter = ("enabled", "is_draft", "source", "space")
+    search_fields = ("name", "description", "body")
+
+
+@admin.register(models.AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "space", "action", "target_type", "target_id", "actor")
+    list_filter = ("action", "target_type", "actor", "space")
+    search_fields = ("target_id", "actor")
+    date_hierarchy = "created_at"
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # the audit log is append-only
+
+
+@admin.register(models.IngestJob)
+class IngestJobAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "space",
+        "kind",
+        "status",
+        "attempts",
+        "lease_until",
+        "sent_at",
+        "short_error",
+        "updated_at",
+    )
+    list_filter = ("status", "kind", "space")
+    search_fields = ("idempotency_key", "last_error")
+    raw_id_fields = ("turn",)
+    actions = ["retry"]
+
+    @admin.display(description="last error")
+    def short_error(self, obj: models.IngestJob) -> str:
+        return obj.last_error[:120]
+
+    @admin.action(description="Retry selected dead-lettered jobs")
+    def retry(self, request: HttpRequest, queryset: QuerySet[models.IngestJob]) -> None:
+        count = outbox.retry_dead(list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, f"Re-queued {count} dead job(s).", messages.SUCCESS)
+
+
+@admin.register(models.LlmUsage)
+class LlmUsageAdmin(admin.ModelAdmin):
+    list_display = ("space", "hour", "calls")
+    list_filter = ("space",)

@@ -1,0 +1,25 @@
+"""Domain errors that the API turns into clear 4xx answers."""
+
+from __future__ import annotations
+
+
+class EngramError(Exception):
+    status_code = 400
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class NotFound(EngramError):
+    status_code = 404
+
+
+class Conflict(EngramError):
+    """E.g. an optimistic-lock version mismatch."""
+
+    status_code = 409
+
+
+class Invalid(EngramError):
+    status_code = 422

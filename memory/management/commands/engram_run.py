@@ -1,0 +1,152 @@
+"""Run Engram: the web server, a Celery worker and Celery beat, together.
+
+Migrates, makes sure a default space, API key and admin user exist, then
+supervises the three processes; Ctrl-C (or SIGTERM) stops all of them, and if
+one of them dies the others are stopped too."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+
+from memory.models import ApiKey
+from memory.services.spaces import create_api_key
+
+
+class Command(BaseCommand):
+    help = "Start Engram: web server, Celery worker and Celery beat (Ctrl-C stops all)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--bind", default=os.environ.get("ENGRAM_BIND", "127.0.0.1:8000"))
+        parser.add_argument("--space", default="default", help="the space the first API key is for")
+        parser.add_argument(
+            "--web-workers", type=int, default=int(os.environ.get("ENGRAM_WEB_WORKERS", "2"))
+        )
+        parser.add_argument(
+            "--concurrency", type=int, default=int(os.environ.get("ENGRAM_WORKER_CONCURRENCY", "2"))
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+        self._ensure_key(options["space"])
+        self._ensure_admin()
+        python = sys.executable
+        base = Path(settings.BASE_DIR)
+        commands = {
+            "web": [
+                python,
+                "-m",
+                "gunicorn",
+                "engram_site.wsgi:application",
+                "--bind",
+                options["bind"],
+                "--workers",
+                str(options["web_workers"]),
+                "--access-logfile",
+                "-",
+                "--graceful-timeout",
+                "10",
+            ],
+            "worker": [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "engram_site",
+                "worker",
+                "--loglevel",
+                "INFO",
+                "--concurrency",
+                str(options["concurrency"]),
+                "--hostname",
+                "engram@%h",
+            ],
+            "beat": [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "engram_site",
+                "beat",
+                "--loglevel",
+                "INFO",
+                "--schedule",
+                settings.CELERY_BEAT_SCHEDULE_FILENAME,
+            ],
+        }
+        broker = (
+            "Redis" if settings.REDIS_URL else f"local broker in {settings.DATA_DIR / 'broker'}"
+        )
+        self.stdout.write(
+            f"Engram on http://{options['bind']}  (API /api/v1/docs, admin /admin/; {broker})"
+        )
+        self.stdout.write("Ctrl-C stops the server, the worker and beat.")
+        procs = {name: subprocess.Popen(cmd, cwd=base) for name, cmd in commands.items()}
+        self._supervise(procs)
+
+    def _supervise(self, procs: dict[str, subprocess.Popen[bytes]]) -> None:
+        stopping = False
+
+        def stop(signum: int, frame: Any) -> None:
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+        exit_code = 0
+        while not stopping:
+            for name, proc in procs.items():
+                if proc.poll() is not None:
+                    self.stderr.write(f"{name} exited with {proc.returncode}; stopping the others")
+                    exit_code = proc.returncode or 1
+                    stopping = True
+            time.sleep(0.5)
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        for proc in procs.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        self.stdout.write("Engram stopped.")
+        if exit_code:
+            sys.exit(exit_code)
+
+    def _ensure_key(self, space_name: str) -> None:
+        key_file = Path(settings.DATA_DIR) / "api-key.txt"
+        if (
+            ApiKey.objects.filter(space__name=space_name, revoked_at=None).exists()
+            and key_file.exists()
+        ):
+            self.stdout.write(f"API key for space '{space_name}': in {key_file}")
+            return
+        _, plain = create_api_key(space_name=space_name, name="created by engram_run")
+        key_file.write_text(plain + "\n")
+        key_file.chmod(0o600)
+        self.stdout.write(f"Created an API key for space '{space_name}'; it is in {key_file}")
+
+    def _ensure_admin(self) -> None:
+        user_model = get_user_model()
+        password_file = Path(settings.DATA_DIR) / "admin-password.txt"
+        if user_model.objects.filter(is_superuser=True).exists():
+            if password_file.exists():
+                self.stdout.write(f"Admin login: user 'admin', password in {password_file}")
+            return
+        password = secrets.token_urlsafe(16)
+        user_model.objects.create_superuser("admin", "", password)
+        password_file.write_text(password + "\n")
+        password_file.chmod(0o600)
+        self.stdout.write(f"Created admin user 'admin'; the password is in {password_file}")

@@ -1,0 +1,504 @@
+"""Engram's memory layers L1–L4 and their bookkeeping.
+
+Every row belongs to exactly one Space and every query filters by it. Facts are
+bi-temporal: valid_from/valid_to say when something was true in the world,
+created_at/expired_at say when Engram knew it. Contradictions never delete: the
+old fact gets valid_to, expired_at and superseded_by.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class Space(models.Model):
+    """A memory namespace: a person's private memory, a project, a team."""
+
+    name = models.SlugField(max_length=64, unique=True)
+    description = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Drives the consolidator's idle check.
+    last_activity_at = models.DateTimeField(null=True, blank=True)
+    last_consolidated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ApiKey(models.Model):
+    """A bearer key bound to one space. Only a SHA-256 of the secret is kept;
+    the prefix identifies the key in lists and logs."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, unique=True)
+    key_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.space.name})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+# --- L1 core memory ---------------------------------------------------------------
+
+
+class CoreBlock(models.Model):
+    class Label(models.TextChoices):
+        USER = "user", "User"
+        AGENT = "agent", "Agent"
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="core_blocks")
+    label = models.CharField(max_length=10, choices=Label.choices)
+    text = models.TextField(blank=True)
+    version = models.PositiveIntegerField(default=0)
+    budget_tokens = models.PositiveIntegerField()
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["space", "label"], name="core_block_unique_label"),
+        ]
+        ordering = ["space", "label"]
+
+    def __str__(self) -> str:
+        return f"{self.space.name}/{self.label} v{self.version}"
+
+
+class CoreBlockVersion(models.Model):
+    """Every change to a core block, never rewritten: undo and rollback add a
+    new version that copies an old text."""
+
+    block = models.ForeignKey(CoreBlock, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+    author = models.CharField(max_length=40, default="agent")
+    reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["block", "version"], name="core_version_unique"),
+        ]
+        ordering = ["block", "-version"]
+
+    def __str__(self) -> str:
+        return f"v{self.version} by {self.author}"
+
+
+# --- L2 episodic memory --------------------------------------------------------------
+
+
+class Session(models.Model):
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="sessions")
+    external_id = models.CharField(max_length=200)
+    title = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    last_turn_at = models.DateTimeField(default=timezone.now)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["space", "external_id"], name="session_unique_external_id"
+            ),
+        ]
+        indexes = [models.Index(fields=["space", "last_turn_at"])]
+        ordering = ["-last_turn_at"]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Turn(models.Model):
+    class Role(models.TextChoices):
+        USER = "user", "User"
+        ASSISTANT = "assistant", "Assistant"
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="turns")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
+    ref = models.CharField(max_length=200, null=True, blank=True)
+    role = models.CharField(max_length=10, choices=Role.choices)
+    text = models.TextField()
+    ts = models.DateTimeField(default=timezone.now)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Filled by the write pipeline: None until processed, then "" (salient and
+    # extracted) or the reason the salience gate skipped it.
+    skip_reason = models.CharField(max_length=40, null=True, blank=True)
+    screen_status = models.CharField(max_length=10, default="ok")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["space", "session", "ref"],
+                condition=Q(ref__isnull=False),
+                name="turn_unique_ref",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["space", "ts"]),
+            models.Index(fields=["session", "ts"]),
+        ]
+        ordering = ["ts", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.text[:60]}"
+
+
+class SessionSummary(models.Model):
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="summaries")
+    session = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="summary")
+    text = models.TextField()
+    turn_count = models.PositiveIntegerField(default=0)
+    first_ts = models.DateTimeField(null=True, blank=True)
+    last_ts = models.DateTimeField(null=True, blank=True)
+    method = models.CharField(max_length=20, default="extractive")  # llm | extractive
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "session summaries"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+# --- L3 semantic memory -----------------------------------------------------------------
+
+
+class MemoryItem(models.Model):
+    """One atomic, sentence-sized memory with provenance and lifecycle."""
+
+    class Kind(models.TextChoices):
+        FACT = "fact", "Fact"
+        PREFERENCE = "preference", "Preference"
+        EVENT = "event", "Event"
+        INSTRUCTION = "instruction", "Standing instruction"
+        INSIGHT = "insight", "Insight"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        PENDING_REVIEW = "pending_review", "Pending review"  # kept with a contradicts edge
+        ARCHIVED = "archived", "Archived"  # decayed: out of recall, restorable
+        FORGOTTEN = "forgotten", "Forgotten"  # soft forget: restorable
+
+    class Screen(models.TextChoices):
+        OK = "ok", "OK"
+        FLAGGED = "flagged", "Quarantined"
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="items")
+    text = models.TextField()
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.FACT)
+    subject = models.CharField(max_length=200, blank=True)
+    predicate = models.CharField(max_length=100, blank=True)
+    object = models.CharField(max_length=500, blank=True)
+    importance = models.FloatField(default=0.5)
+    frequency = models.PositiveIntegerField(default=1)
+    last_seen = models.DateTimeField(default=timezone.now)
+    # valid time: when it was true in the world
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    # transaction time: when Engram knew it
+    created_at = models.DateTimeField(default=timezone.now)
+    expired_at = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    screen_status = models.CharField(max_length=10, choices=Screen.choices, default=Screen.OK)
+    screen_reasons = models.JSONField(default=list, blank=True)
+    source = models.CharField(
+        max_length=60, default="chat"
+    )  # chat | api | manual | import:* | consolidation
+    source_session = models.ForeignKey(
+        Session, null=True, blank=True, on_delete=models.SET_NULL, related_name="items"
+    )
+    source_turn_refs = models.JSONField(default=list, blank=True)
+    disposition = models.CharField(max_length=10, blank=True)  # ADD | UPDATE | DEFER ...
+    content_hash = models.CharField(max_length=64, blank=True, db_index=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["space", "status", "expired_at"], name="item_live_idx"),
+            models.Index(fields=["space", "subject", "predicate"], name="item_sp_idx"),
+            models.Index(fields=["space", "created_at"], name="item_created_idx"),
+            models.Index(fields=["space", "kind"], name="item_kind_idx"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+    @property
+    def is_live(self) -> bool:
+        return (
+            self.expired_at is None
+            and self.status == self.Status.ACTIVE
+            and self.screen_status == self.Screen.OK
+        )
+
+
+class Entity(models.Model):
+    class Type(models.TextChoices):
+        PERSON = "person", "Person"
+        PLACE = "place", "Place"
+        ORG = "org", "Organisation"
+        PROJECT = "project", "Project"
+        TOOL = "tool", "Tool"
+        CONCEPT = "concept", "Concept"
+        THING = "thing", "Thing"
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="entities")
+    name = models.CharField(max_length=200)
+    norm = models.CharField(max_length=200)
+    type = models.CharField(max_length=20, choices=Type.choices, default=Type.THING)
+    summary = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_mentioned_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["space", "norm"], name="entity_unique_norm"),
+        ]
+        verbose_name_plural = "entities"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class EntityAlias(models.Model):
+    """Every normalized name an entity answers to (its own norm included), so
+    "Anna", "anna" and "Anna K." resolve to one entity with one indexed query."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="entity_aliases")
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="aliases")
+    alias = models.CharField(max_length=200)
+    norm = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["space", "norm"], name="alias_unique_norm"),
+        ]
+        verbose_name_plural = "entity aliases"
+
+    def __str__(self) -> str:
+        return self.alias
+
+
+class Relation(models.Model):
+    """A graph edge with the same validity window as the fact it came from."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="relations")
+    src = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="out_relations")
+    rel = models.CharField(max_length=100)
+    dst = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="in_relations")
+    item = models.ForeignKey(
+        MemoryItem, null=True, blank=True, on_delete=models.CASCADE, related_name="relations"
+    )
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["space", "src", "expired_at"], name="relation_src_idx"),
+            models.Index(fields=["space", "dst", "expired_at"], name="relation_dst_idx"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.src} -{self.rel}-> {self.dst}"
+
+
+class MemoryVector(models.Model):
+    """A float32 embedding of one item, turn or summary under one model. The
+    dimension is recorded so a mismatch with the configured model is refused."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="vectors")
+    item = models.ForeignKey(
+        MemoryItem, null=True, blank=True, on_delete=models.CASCADE, related_name="vectors"
+    )
+    turn = models.ForeignKey(
+        Turn, null=True, blank=True, on_delete=models.CASCADE, related_name="vectors"
+    )
+    summary = models.ForeignKey(
+        SessionSummary, null=True, blank=True, on_delete=models.CASCADE, related_name="vectors"
+    )
+    model = models.CharField(max_length=200)
+    dim = models.PositiveIntegerField()
+    vec = models.BinaryField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(item__isnull=False, turn__isnull=True, summary__isnull=True)
+                    | Q(item__isnull=True, turn__isnull=False, summary__isnull=True)
+                    | Q(item__isnull=True, turn__isnull=True, summary__isnull=False)
+                ),
+                name="vector_exactly_one_target",
+            ),
+            models.UniqueConstraint(fields=["item", "model"], name="vector_unique_item_model"),
+            models.UniqueConstraint(fields=["turn", "model"], name="vector_unique_turn_model"),
+            models.UniqueConstraint(
+                fields=["summary", "model"], name="vector_unique_summary_model"
+            ),
+        ]
+        indexes = [models.Index(fields=["space", "model"], name="vector_space_model_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.model} ({self.dim}d)"
+
+
+class Belief(models.Model):
+    """A higher-level observation distilled from many items, with its evidence.
+    Refuted beliefs are kept for audit and never injected."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        STALE = "stale", "Stale (needs review)"
+        REFUTED = "refuted", "Refuted"
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="beliefs")
+    text = models.TextField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    evidence = models.ManyToManyField(MemoryItem, related_name="beliefs", blank=True)
+    proof_count = models.PositiveIntegerField(default=0)
+    history = models.JSONField(default=list, blank=True)  # [{verdict, at, note}]
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["space", "status"], name="belief_status_idx")]
+        ordering = ["-proof_count", "-updated_at"]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+# --- L4 procedural memory -------------------------------------------------------------
+
+
+class Skill(models.Model):
+    """A reusable procedure. Drafts proposed by the consolidator start disabled:
+    a person enables them, the system never grants itself a capability."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="skills")
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    body = models.TextField(blank=True)
+    enabled = models.BooleanField(default=False)
+    is_draft = models.BooleanField(default=True)
+    source = models.CharField(max_length=60, default="manual")
+    evidence_turn_refs = models.JSONField(default=list, blank=True)
+    usage_count = models.PositiveIntegerField(default=0)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["space", "name"], name="skill_unique_name"),
+        ]
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# --- Bookkeeping -----------------------------------------------------------------------
+
+
+class AuditEvent(models.Model):
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="audit_events")
+    action = models.CharField(
+        max_length=30
+    )  # add | update | delete | noop | expire | forget | edit ...
+    target_type = models.CharField(max_length=30)  # item | core | turn | entity | skill | space ...
+    target_id = models.CharField(max_length=64, blank=True)
+    actor = models.CharField(max_length=60, default="system")
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["space", "created_at"], name="audit_space_time_idx"),
+            models.Index(fields=["space", "target_type", "target_id"], name="audit_target_idx"),
+        ]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.target_type}:{self.target_id}"
+
+
+class IngestJob(models.Model):
+    """The durable outbox: committed with its turn, claimed by workers with a
+    conditional UPDATE and a lease, re-sent by the sweeper if lost."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        DEAD = "dead", "Dead-lettered"
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="ingest_jobs")
+    turn = models.ForeignKey(
+        Turn, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
+    kind = models.CharField(max_length=20, default="turn")
+    idempotency_key = models.CharField(max_length=200, unique=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["status", "lease_until"], name="job_status_lease_idx"),
+            models.Index(fields=["space", "status"], name="job_space_status_idx"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} {self.status}"
+
+
+class LlmUsage(models.Model):
+    """LLM calls per space per hour, for the hourly budget. Incremented with a
+    conditional UPDATE so concurrent workers cannot overspend."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="llm_usage")
+    hour = models.DateTimeField()
+    calls = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["space", "hour"], name="llm_usage_unique_hour"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.space_id} {self.hour:%Y-%m-%d %H}h: {self.calls}"

@@ -1,0 +1,56 @@
+"""Request and response schemas shared by the memory API modules."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from ninja import Schema
+from pydantic import Field
+
+
+class TurnIn(Schema):
+    session_id: str = Field(min_length=1, max_length=200)
+    role: Literal["user", "assistant"]
+    text: str = Field(min_length=1, max_length=64_000)
+    ts: datetime | None = None
+    ref: str | None = Field(default=None, min_length=1, max_length=200)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class TurnOut(Schema):
+    id: str
+    session_id: str
+    ref: str | None
+    queued: bool
+
+
+class TurnBatchIn(Schema):
+    turns: list[TurnIn] = Field(min_length=1, max_length=500)
+
+
+class TurnBatchOut(Schema):
+    ids: list[str]
+    queued: int
+
+
+class StatusOut(Schema):
+    space: str
+    facts: int
+    entities: int
+    relations: int
+    turns: int
+    sessions: int
+    pending_jobs: int
+    dead_jobs: int
+    last_consolidation: str | None
+    embeddings: str
+    llm_providers: int
+
+
+class HealthOut(Schema):
+    status: str
+
+
+class DetailOut(Schema):
+    detail: str

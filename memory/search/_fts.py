@@ -1,0 +1,129 @@
+"""SQLite FTS5: the only module in Engram that writes full-text SQL.
+
+The FTS tables are external-content tables over the model tables, kept in
+sync by triggers created in migrations, so ORM writes, bulk writes and deletes
+all stay indexed. Terms reach MATCH as one bound parameter, each term quoted as
+an FTS5 string, so user text is never parsed as query syntax."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from django.db import connection
+
+if TYPE_CHECKING:
+    from memory.search import Hit, Target
+
+TABLES: dict[str, tuple[str, str]] = {
+    # target: (fts table, content table)
+    "item": ("memory_item_fts", "memory_memoryitem"),
+    "turn": ("memory_turn_fts", "memory_turn"),
+    "summary": ("memory_summary_fts", "memory_sessionsummary"),
+}
+
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+# Column weights for bm25(): for items the text matters most, then subject/object.
+_BM25 = {
+    "item": "bm25(memory_item_fts, 1.0, 0.5, 0.5)",
+    "turn": "bm25(memory_turn_fts)",
+    "summary": "bm25(memory_summary_fts)",
+}
+
+
+def match_expression(terms: list[str]) -> str:
+    # Each term becomes an FTS5 string literal ("" escapes a quote), ORed.
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def search(
+    target: Target,
+    *,
+    space_id: int,
+    terms: list[str],
+    limit: int,
+    live_only: bool,
+    as_of: datetime | None,
+) -> list[Hit]:
+    from memory.search import Hit
+
+    fts, content = TABLES[target]
+    where = ["c.space_id = %s"]
+    params: list[object] = [match_expression(terms), space_id]
+    if target == "item":
+        where.append("c.screen_status = 'ok'")
+        if as_of is not None:
+            where.append("c.created_at <= %s AND (c.expired_at IS NULL OR c.expired_at > %s)")
+            where.append("c.status IN ('active', 'pending_review')")
+            params += [as_of, as_of]
+        elif live_only:
+            where.append("c.expired_at IS NULL AND c.status = 'active'")
+    elif target == "turn":
+        where.append("c.screen_status = 'ok'")
+        if as_of is not None:
+            where.append("c.created_at <= %s")
+            params.append(as_of)
+    elif as_of is not None:
+        where.append("c.created_at <= %s")
+        params.append(as_of)
+    params.append(limit)
+    sql = (
+        f"SELECT c.id, {_BM25[target]} AS rank FROM {fts} "
+        f"JOIN {content} c ON c.id = {fts}.rowid "
+        f"WHERE {fts} MATCH %s AND {' AND '.join(where)} "
+        "ORDER BY rank LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    # bm25() is lower-is-better and negative; flip it so higher is better.
+    return [Hit(id=row[0], score=-float(row[1])) for row in rows]
+
+
+# --- schema, used by migrations -------------------------------------------------------
+
+
+def _columns(target: str) -> list[str]:
+    return ["text", "subject", "object"] if target == "item" else ["text"]
+
+
+def create_sql(target: str) -> list[str]:
+    fts, content = TABLES[target]
+    cols = _columns(target)
+    col_list = ", ".join(cols)
+    new_vals = ", ".join(f"new.{c}" for c in cols)
+    old_vals = ", ".join(f"old.{c}" for c in cols)
+    return [
+        f"CREATE VIRTUAL TABLE {fts} USING fts5({col_list}, content='{content}', "
+        f"content_rowid='id', tokenize='{TOKENIZE}')",
+        f"CREATE TRIGGER {fts}_ai AFTER INSERT ON {content} BEGIN "
+        f"INSERT INTO {fts}(rowid, {col_list}) VALUES (new.id, {new_vals}); END",
+        f"CREATE TRIGGER {fts}_ad AFTER DELETE ON {content} BEGIN "
+        f"INSERT INTO {fts}({fts}, rowid, {col_list}) VALUES ('delete', old.id, {old_vals}); END",
+        f"CREATE TRIGGER {fts}_au AFTER UPDATE OF {col_list} ON {content} BEGIN "
+        f"INSERT INTO {fts}({fts}, rowid, {col_list}) VALUES ('delete', old.id, {old_vals}); "
+        f"INSERT INTO {fts}(rowid, {col_list}) VALUES (new.id, {new_vals}); END",
+        f"INSERT INTO {fts}({fts}) VALUES ('rebuild')",
+    ]
+
+
+def drop_sql(target: str) -> list[str]:
+    fts, _ = TABLES[target]
+    return [f"DROP TRIGGER IF EXISTS {fts}_{s}" for s in ("ai", "ad", "au")] + [
+        f"DROP TABLE IF EXISTS {fts}"
+    ]
+
+
+def index_row_count(target: str, space_id: int | None = None) -> int:
+    """Rows in the FTS index (for tests and forget verification)."""
+    fts, content = TABLES[target]
+    with connection.cursor() as cursor:
+        if space_id is None:
+            cursor.execute(f"SELECT count(*) FROM {fts}")
+        else:
+            cursor.execute(
+                f"SELECT count(*) FROM {fts} f JOIN {content} c ON c.id = f.rowid WHERE c.space_id = %s",
+                [space_id],
+            )
+        return int(cursor.fetchone()[0])

@@ -1,0 +1,139 @@
+"""The durable ingest outbox.
+
+A turn and its IngestJob commit together; the Celery task is sent on commit.
+Workers claim a job with a conditional UPDATE that takes a lease, so a job
+redelivered by the broker, or re-sent by the sweeper while another worker holds
+it, runs once. A worker that dies leaves its lease to run out; the sweeper then
+re-sends the job. After ENGRAM_JOB_MAX_ATTEMPTS failures a job is dead-lettered
+with its last error kept for a curator to read and retry."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from memory.models import IngestJob
+
+log = logging.getLogger(__name__)
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=settings.ENGRAM["JOB_LEASE_SECONDS"])
+
+
+def enqueue_on_commit(job_ids: list[int]) -> None:
+    """Send the pipeline task for these jobs once the surrounding transaction
+    commits (a job whose send fails is found by the sweeper)."""
+    from memory.tasks import process_ingest_job
+
+    def send() -> None:
+        now = timezone.now()
+        sent: list[int] = []
+        for job_id in job_ids:
+            try:
+                process_ingest_job.delay(job_id)
+                sent.append(job_id)
+            except Exception:  # broker down: the sweeper re-sends later
+                log.warning(
+                    "could not send ingest job %s; the sweeper will retry", job_id, exc_info=True
+                )
+                break
+        if sent:
+            IngestJob.objects.filter(pk__in=sent, sent_at=None).update(sent_at=now)
+
+    transaction.on_commit(send)
+
+
+def claim(job_id: int) -> IngestJob | None:
+    """Take the lease on a pending job (or one whose lease ran out). Returns
+    None if it is done, dead, or leased by someone else."""
+    now = timezone.now()
+    claimable = Q(status=IngestJob.Status.PENDING) | Q(
+        status=IngestJob.Status.RUNNING, lease_until__lt=now
+    )
+    updated = IngestJob.objects.filter(claimable, pk=job_id).update(
+        status=IngestJob.Status.RUNNING,
+        lease_until=now + _lease(),
+        attempts=F("attempts") + 1,
+        updated_at=now,
+    )
+    if updated != 1:
+        return None
+    return IngestJob.objects.select_related("turn", "space").get(pk=job_id)
+
+
+def complete(job: IngestJob, *, result: dict) -> None:
+    now = timezone.now()
+    IngestJob.objects.filter(pk=job.pk, status=IngestJob.Status.RUNNING).update(
+        status=IngestJob.Status.DONE,
+        result=result,
+        finished_at=now,
+        updated_at=now,
+        lease_until=None,
+        last_error="",
+    )
+
+
+def fail(job: IngestJob, *, error: str, permanent: bool = False) -> bool:
+    """Record a failure. Returns True if the job may be retried, False if it
+    was dead-lettered."""
+    now = timezone.now()
+    job.refresh_from_db(fields=["attempts"])
+    dead = permanent or job.attempts >= settings.ENGRAM["JOB_MAX_ATTEMPTS"]
+    IngestJob.objects.filter(pk=job.pk).update(
+        status=IngestJob.Status.DEAD if dead else IngestJob.Status.PENDING,
+        last_error=error[:4000],
+        lease_until=None,
+        updated_at=now,
+        finished_at=now if dead else None,
+    )
+    return not dead
+
+
+def retry_dead(job_ids: list[int]) -> int:
+    """A curator's "retry": dead jobs go back to pending with fresh attempts."""
+    ids = list(
+        IngestJob.objects.filter(pk__in=job_ids, status=IngestJob.Status.DEAD).values_list(
+            "pk", flat=True
+        )
+    )
+    with transaction.atomic():
+        IngestJob.objects.filter(pk__in=ids).update(
+            status=IngestJob.Status.PENDING,
+            attempts=0,
+            sent_at=None,
+            finished_at=None,
+            updated_at=timezone.now(),
+        )
+        enqueue_on_commit(ids)
+    return len(ids)
+
+
+def sweep(*, limit: int = 500) -> int:
+    """Re-send jobs that were never sent, were sent long ago and are still
+    pending (message lost), or whose lease expired (worker died)."""
+    now = timezone.now()
+    stale_send = now - timedelta(seconds=settings.ENGRAM["SWEEP_UNSENT_AFTER_SECONDS"])
+    lost = IngestJob.objects.filter(
+        Q(status=IngestJob.Status.PENDING, sent_at=None, created_at__lt=stale_send)
+        | Q(status=IngestJob.Status.PENDING, sent_at__lt=stale_send)
+        | Q(status=IngestJob.Status.RUNNING, lease_until__lt=now)
+    ).order_by("pk")
+    ids = list(lost.values_list("pk", flat=True)[:limit])
+    if not ids:
+        return 0
+    with transaction.atomic():
+        IngestJob.objects.filter(pk__in=ids).update(sent_at=None)
+        enqueue_on_commit(ids)
+    return len(ids)
+
+
+def pending_count(space_id: int) -> int:
+    return IngestJob.objects.filter(
+        space_id=space_id, status__in=[IngestJob.Status.PENDING, IngestJob.Status.RUNNING]
+    ).count()

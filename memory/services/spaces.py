@@ -1,0 +1,56 @@
+"""Spaces and their API keys."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory.models import ApiKey, Space
+
+KEY_PREFIX = "eng_"
+# Touch last_used_at at most this often, so authentication stays a read.
+_LAST_USED_GRANULARITY = timedelta(minutes=5)
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def get_or_create_space(*, name: str) -> Space:
+    space, _ = Space.objects.get_or_create(name=name)
+    return space
+
+
+@transaction.atomic
+def create_api_key(*, space_name: str, name: str = "") -> tuple[ApiKey, str]:
+    """Create (the space if needed and) a key; returns the row and the only
+    copy of the plain key, which is never stored."""
+    space = get_or_create_space(name=space_name)
+    prefix = secrets.token_hex(4)
+    plain = f"{KEY_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
+    key = ApiKey.objects.create(space=space, name=name, prefix=prefix, key_hash=_hash(plain))
+    return key, plain
+
+
+def authenticate(plain: str) -> ApiKey | None:
+    """The active key for a bearer token, or None. Constant-time comparison;
+    keys are high-entropy random strings, so a fast hash is enough."""
+    if not plain.startswith(KEY_PREFIX) or plain.count("_") < 2:
+        return None
+    prefix = plain[len(KEY_PREFIX) :].split("_", 1)[0]
+    key = ApiKey.objects.select_related("space").filter(prefix=prefix, revoked_at=None).first()
+    if key is None or not hmac.compare_digest(key.key_hash, _hash(plain)):
+        return None
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at > _LAST_USED_GRANULARITY:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    return key
+
+
+def revoke_api_key(*, key: ApiKey) -> None:
+    ApiKey.objects.filter(pk=key.pk, revoked_at=None).update(revoked_at=timezone.now())
