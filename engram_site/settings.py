@@ -152,10 +152,13 @@ else:
     # The embedded default: kombu's filesystem transport in the data directory,
     # so worker and beat run as real processes with no Redis installed.
     _broker_dir = DATA_DIR / "broker"
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # kombu keeps its exchange tables in ./control unless told otherwise,
+        # which would scatter broker files into whatever directory we run from.
+        "control_folder": str(_broker_dir / "control"),
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
