@@ -1,0 +1,234 @@
+"""Vector search: cosine similarity as one numpy matrix product.
+
+Each process keeps, per (space, model), a float32 matrix of every stored
+vector. A search first asks the database for the count and the highest id of
+the space's vectors: new rows (id above the cached maximum) are appended, and
+only when rows disappeared (forget, re-embed, --force) is the matrix rebuilt.
+Hits are resolved against their rows afterwards, so quarantined, expired or
+deleted rows never come back even while the matrix still holds them.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+from django.db.models import Count, Max, Q
+
+from memory import embeddings
+from memory.embeddings import DimensionMismatch, EmbeddingsUnavailable, Target
+
+__all__ = ["EmbeddingsUnavailable", "VectorHit", "search", "similar_to_text"]
+
+_KIND_CODE: dict[str, int] = {"item": 0, "turn": 1, "summary": 2}
+_CODE_KIND: tuple[Target, ...] = ("item", "turn", "summary")
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    target: Target
+    id: int
+    score: float  # cosine similarity in [-1, 1]
+
+
+@dataclass
+class _SpaceMatrix:
+    dim: int = 0
+    max_id: int = 0
+    count: int = 0
+    matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    kinds: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_cache: dict[tuple[int, str], _SpaceMatrix] = {}
+_cache_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def _load_rows(*, space_id: int, model: str, after_id: int, dim: int | None):
+    """(max id, dim, matrix, kinds, ids) of the vectors with id > after_id."""
+    from memory.models import MemoryVector
+
+    rows = list(
+        MemoryVector.objects.filter(space_id=space_id, model=model, id__gt=after_id)
+        .order_by("id")
+        .values_list("id", "dim", "vec", "item_id", "turn_id", "summary_id")
+    )
+    if not rows:
+        return after_id, dim, None, None, None
+    dims = {r[1] for r in rows}
+    if dim is not None:
+        dims.add(dim)
+    if len(dims) != 1:
+        # Mixed dimensions under one model name cannot be compared.
+        stored, other = sorted(dims)[:2]
+        raise DimensionMismatch(model=model, stored=stored, configured=other)
+    (found_dim,) = dims
+    blob = b"".join(bytes(r[2]) for r in rows)
+    matrix = np.frombuffer(blob, dtype="<f4").reshape(len(rows), found_dim)
+    kinds = np.fromiter(
+        (0 if r[3] is not None else 1 if r[4] is not None else 2 for r in rows),
+        dtype=np.int8,
+        count=len(rows),
+    )
+    ids = np.fromiter(
+        (r[3] if r[3] is not None else r[4] if r[4] is not None else r[5] for r in rows),
+        dtype=np.int64,
+        count=len(rows),
+    )
+    return rows[-1][0], found_dim, matrix, kinds, ids
+
+
+def _matrix(*, space_id: int, model: str) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """A consistent snapshot (dim, matrix, kinds, ids) of the space's vectors."""
+    from memory.models import MemoryVector
+
+    with _cache_lock:
+        entry = _cache.setdefault((space_id, model), _SpaceMatrix())
+    stats = MemoryVector.objects.filter(space_id=space_id, model=model).aggregate(
+        n=Count("id"), top=Max("id")
+    )
+    db_count, db_max = int(stats["n"] or 0), int(stats["top"] or 0)
+    with entry.lock:
+        if db_max == entry.max_id and db_count == entry.count:
+            return entry.dim, entry.matrix, entry.kinds, entry.ids
+        if db_max < entry.max_id or db_count < entry.count or db_max == entry.max_id:
+            # Rows were deleted: start over.
+            entry.dim, entry.max_id, entry.count = 0, 0, 0
+            entry.matrix = np.zeros((0, 0), dtype=np.float32)
+            entry.kinds = np.zeros(0, dtype=np.int8)
+            entry.ids = np.zeros(0, dtype=np.int64)
+        top, dim, matrix, kinds, ids = _load_rows(
+            space_id=space_id, model=model, after_id=entry.max_id, dim=entry.dim or None
+        )
+        if matrix is not None:
+            entry.matrix = matrix if entry.count == 0 else np.vstack([entry.matrix, matrix])
+            entry.kinds = np.concatenate([entry.kinds, kinds])
+            entry.ids = np.concatenate([entry.ids, ids])
+            entry.dim, entry.max_id = int(dim), int(top)
+            entry.count = entry.matrix.shape[0]
+        if entry.count != db_count:
+            # Deletions below the cached maximum together with inserts above
+            # it: reload everything once.
+            top, dim, matrix, kinds, ids = _load_rows(
+                space_id=space_id, model=model, after_id=0, dim=None
+            )
+            entry.matrix = matrix if matrix is not None else np.zeros((0, 0), dtype=np.float32)
+            entry.kinds = kinds if kinds is not None else np.zeros(0, dtype=np.int8)
+            entry.ids = ids if ids is not None else np.zeros(0, dtype=np.int64)
+            entry.dim, entry.max_id = int(dim or 0), int(top)
+            entry.count = entry.matrix.shape[0]
+        return entry.dim, entry.matrix, entry.kinds, entry.ids
+
+
+def _visible(target: Target, ids: list[int], *, space_id: int, as_of: datetime | None) -> set[int]:
+    """Which of these rows recall may show: the same rules as the full-text
+    facade (live, unquarantined facts now; what was known at `as_of`)."""
+    from memory.models import MemoryItem, SessionSummary, Turn
+
+    if target == "item":
+        qs = MemoryItem.objects.filter(space_id=space_id, pk__in=ids, screen_status="ok")
+        if as_of is not None:
+            qs = qs.filter(created_at__lte=as_of, status__in=("active", "pending_review")).filter(
+                Q(expired_at__isnull=True) | Q(expired_at__gt=as_of)
+            )
+        else:
+            qs = qs.filter(expired_at__isnull=True, status="active")
+    elif target == "turn":
+        qs = Turn.objects.filter(space_id=space_id, pk__in=ids, screen_status="ok")
+        if as_of is not None:
+            qs = qs.filter(created_at__lte=as_of)
+    else:
+        qs = SessionSummary.objects.filter(space_id=space_id, pk__in=ids)
+        if as_of is not None:
+            qs = qs.filter(created_at__lte=as_of)
+    return set(qs.values_list("pk", flat=True))
+
+
+def search_vector(
+    vec: np.ndarray,
+    *,
+    space_id: int,
+    limit: int,
+    as_of: datetime | None = None,
+    targets: tuple[Target, ...] = ("item", "turn", "summary"),
+) -> list[VectorHit]:
+    """Rank the space's stored vectors against `vec`, best first."""
+    if limit <= 0:
+        return []
+    model = embeddings.model_name()
+    dim, matrix, kinds, ids = _matrix(space_id=space_id, model=model)
+    if ids.shape[0] == 0:
+        return []
+    if vec.shape[0] != dim:
+        raise DimensionMismatch(model=model, stored=dim, configured=int(vec.shape[0]))
+    scores = matrix @ vec.astype(np.float32)
+    wanted = np.isin(kinds, [_KIND_CODE[t] for t in targets])
+    if not wanted.all():
+        scores = np.where(wanted, scores, -np.inf)
+    available = int(wanted.sum())
+    hits: list[VectorHit] = []
+    seen: set[tuple[int, int]] = set()
+    # Over-fetch, then drop rows recall may not show; widen until `limit`
+    # visible hits are found or the candidates run out.
+    take = min(available, max(limit * 3, limit + 20))
+    start = 0
+    while start < available and len(hits) < limit:
+        if take >= scores.shape[0]:
+            order = np.argsort(-scores, kind="stable")
+        else:
+            part = np.argpartition(-scores, take - 1)[:take]
+            order = part[np.argsort(-scores[part], kind="stable")]
+        window = order[start:take]
+        by_kind: dict[int, list[int]] = {}
+        for idx in window:
+            by_kind.setdefault(int(kinds[idx]), []).append(int(ids[idx]))
+        visible = {
+            code: _visible(_CODE_KIND[code], pks, space_id=space_id, as_of=as_of)
+            for code, pks in by_kind.items()
+        }
+        for idx in window:
+            code, pk = int(kinds[idx]), int(ids[idx])
+            if pk in visible[code] and (code, pk) not in seen:
+                seen.add((code, pk))
+                hits.append(VectorHit(_CODE_KIND[code], pk, float(scores[idx])))
+                if len(hits) == limit:
+                    break
+        start = take
+        take = min(available, take * 4)
+    return hits
+
+
+def search(
+    *,
+    space_id: int,
+    query: str,
+    limit: int,
+    as_of: datetime | None = None,
+    targets: tuple[Target, ...] = ("item", "turn", "summary"),
+) -> list[VectorHit]:
+    """Items, turns and summaries of the space closest to `query` by cosine.
+
+    Raises EmbeddingsUnavailable when embeddings are off or the backend is
+    down (callers degrade to their other channels), DimensionMismatch (a
+    subclass) when stored vectors and the model disagree."""
+    if not (query or "").strip():
+        return []
+    vec = embeddings.embed_query(query)
+    return search_vector(vec, space_id=space_id, limit=limit, as_of=as_of, targets=targets)
+
+
+def similar_to_text(
+    text: str, *, space_id: int, limit: int = 8, as_of: datetime | None = None
+) -> list[VectorHit]:
+    """Live items closest to `text` (retrieve-similar and merge in the write
+    pipeline). Raises EmbeddingsUnavailable like `search`."""
+    return search(space_id=space_id, query=text, limit=limit, as_of=as_of, targets=("item",))
