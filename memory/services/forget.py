@@ -1,0 +1,334 @@
+"""Forgetting that is real.
+
+- Soft (the default): matching facts get status "forgotten": out of recall and
+  context, still visible to curators and restorable. Their lines leave the core
+  blocks through a normal new version, so that too is undoable.
+- Hard: the rows are deleted, with everything derived from them: FTS entries
+  (the FTS5 delete triggers; PostgreSQL indexes the row itself), vectors
+  (cascade), graph edges only they supported, entities left with no edge and
+  no remaining fact, beliefs left with no evidence, the text in audit details,
+  and the lines in core blocks, their version history and the Markdown mirror.
+  A hard forget by query also deletes the conversation turns and summaries
+  that contain the query, so search_conversations cannot bring it back.
+- Everything: every row of the space in every table that belongs to a space,
+  and its mirror directory; the space and its API keys stay so the agent can
+  carry on. Needs the space name typed as confirmation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+
+from django.apps import apps
+from django.db import models, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory.errors import Invalid, NotFound
+from memory.models import (
+    AuditEvent,
+    Belief,
+    CoreBlock,
+    CoreBlockVersion,
+    Entity,
+    EntityAlias,
+    MemoryItem,
+    Relation,
+    SessionSummary,
+    Space,
+    Turn,
+)
+from memory.search import query_terms, search
+from memory.services import audit
+
+log = logging.getLogger(__name__)
+
+# How many facts one query forget considers; a query that matches more is too
+# broad to act on blindly.
+QUERY_LIMIT = 200
+_SCRUBBED = {"scrubbed": True}
+
+
+def _matches_all(text: str, terms: list[str]) -> bool:
+    low = text.casefold()
+    return all(t.casefold() in low for t in terms)
+
+
+def items_for_query(*, space: Space, query: str, include_inactive: bool) -> list[MemoryItem]:
+    """Facts that contain every word of `query` (stopwords aside). Full-text
+    search finds the candidates; requiring every term keeps "forget my sister's
+    address" from also forgetting everything about addresses."""
+    terms = query_terms(query)
+    if not terms:
+        raise Invalid("query: needs at least one word to match")
+    hits = search(
+        "item", space_id=space.pk, query=query, limit=QUERY_LIMIT, live_only=not include_inactive
+    )
+    rows = MemoryItem.objects.filter(space=space, pk__in=[h.id for h in hits])
+    if not include_inactive:
+        rows = rows.filter(status=MemoryItem.Status.ACTIVE)
+    return [
+        item
+        for item in rows
+        if _matches_all(" ".join((item.text, item.subject, item.object)), terms)
+    ]
+
+
+def _item(space: Space, item_id: int | str) -> MemoryItem:
+    try:
+        pk = int(item_id)
+    except (TypeError, ValueError):
+        raise Invalid(f"item_id: {item_id!r} is not a memory item id") from None
+    item = MemoryItem.objects.filter(space=space, pk=pk).first()
+    if item is None:
+        raise NotFound(f"memory item {item_id} not found")
+    return item
+
+
+def _history_chain(item: MemoryItem) -> list[MemoryItem]:
+    """The item and every older version it superseded, transitively."""
+    chain = [item]
+    frontier = [item.pk]
+    seen = {item.pk}
+    while frontier:
+        older = list(MemoryItem.objects.filter(superseded_by_id__in=frontier).exclude(pk__in=seen))
+        frontier = [o.pk for o in older]
+        seen.update(frontier)
+        chain += older
+    return chain
+
+
+def _remove_lines_from_core(*, space: Space, texts: Iterable[str], actor: str, hard: bool) -> None:
+    from memory.services import core, mirror
+
+    lines = {" ".join(t.split()) for t in texts if t.strip()}
+    if not lines:
+        return
+    for block in CoreBlock.objects.filter(space=space):
+        block.space = space
+        kept = [line for line in core.entries(block.text) if line not in lines]
+        if len(kept) != len(core.entries(block.text)):
+            block = core.set_text(
+                space=space,
+                label=block.label,
+                text="\n".join(kept),
+                author=actor,
+                reason="forget",
+            )
+        if hard:
+            # Forget outranks "history is never rewritten": the text leaves
+            # old versions too, or undo would bring it back.
+            for version in CoreBlockVersion.objects.filter(block=block):
+                vlines = version.text.split("\n")
+                clean = [line for line in vlines if " ".join(line.split()) not in lines]
+                if clean != vlines:
+                    CoreBlockVersion.objects.filter(pk=version.pk).update(text="\n".join(clean))
+            mirror.write_block(block=block)
+
+
+def _scrub_audit(*, space: Space, item_ids: set[int], texts: list[str]) -> int:
+    needles = [t for t in texts if len(t) >= 3]
+    scrubbed = 0
+    events = AuditEvent.objects.filter(space=space).only("id", "target_type", "target_id", "detail")
+    for event in events.iterator(chunk_size=2000):
+        if event.detail == _SCRUBBED:
+            continue
+        is_target = event.target_type == "item" and event.target_id in {str(i) for i in item_ids}
+        # Stored JSON escapes non-ASCII text, so compare against a decoded dump.
+        dumped = json.dumps(event.detail, ensure_ascii=False)
+        if is_target or any(n in dumped for n in needles):
+            AuditEvent.objects.filter(pk=event.pk).update(detail=_SCRUBBED)
+            scrubbed += 1
+    return scrubbed
+
+
+def _orphan_entities(*, space: Space, candidates: set[int]) -> list[int]:
+    """Of `candidates`, the entities no edge and no remaining fact refer to."""
+    from memory.services.graph import normalize
+
+    if not candidates:
+        return []
+    linked = set(
+        Relation.objects.filter(Q(src_id__in=candidates) | Q(dst_id__in=candidates))
+        .values_list("src_id", "dst_id")
+        .iterator()
+    )
+    still_linked = {e for pair in linked for e in pair}
+    orphans = [e for e in candidates if e not in still_linked]
+    if not orphans:
+        return []
+    norms: dict[int, set[str]] = {}
+    for entity_id, norm in EntityAlias.objects.filter(entity_id__in=orphans).values_list(
+        "entity_id", "norm"
+    ):
+        norms.setdefault(entity_id, set()).add(norm)
+    for entity_id, norm in Entity.objects.filter(pk__in=orphans).values_list("id", "norm"):
+        norms.setdefault(entity_id, set()).add(norm)
+    mentioned: set[str] = set()
+    wanted = {n for ns in norms.values() for n in ns}
+    for subject, obj in MemoryItem.objects.filter(space=space).values_list("subject", "object"):
+        for value in (subject, obj):
+            n = normalize(value)
+            if n in wanted:
+                mentioned.add(n)
+    return [e for e in orphans if not (norms.get(e, set()) & mentioned)]
+
+
+def _hard_delete_items(*, space: Space, items: list[MemoryItem], actor: str) -> int:
+    from memory.services.graph import normalize
+
+    ids = {i.pk for i in items}
+    texts = [i.text for i in items]
+    with transaction.atomic():
+        relations = Relation.objects.filter(space=space, item_id__in=ids)
+        entity_ids = {e for pair in relations.values_list("src_id", "dst_id") for e in pair}
+        names = {normalize(v) for i in items for v in (i.subject, i.object) if v}
+        names.discard("")
+        if names:
+            entity_ids |= set(
+                EntityAlias.objects.filter(space=space, norm__in=names).values_list(
+                    "entity_id", flat=True
+                )
+            )
+        belief_ids = set(
+            Belief.evidence.through.objects.filter(memoryitem_id__in=ids).values_list(
+                "belief_id", flat=True
+            )
+        )
+        relations.delete()
+        MemoryItem.objects.filter(space=space, pk__in=ids).delete()
+        Belief.objects.filter(pk__in=belief_ids, evidence=None).delete()
+        Entity.objects.filter(pk__in=_orphan_entities(space=space, candidates=entity_ids)).delete()
+        _scrub_audit(space=space, item_ids=ids, texts=texts)
+        _remove_lines_from_core(space=space, texts=texts, actor=actor, hard=True)
+        audit.record(
+            space=space,
+            action="forget",
+            target_type="item",
+            actor=actor,
+            hard=True,
+            count=len(ids),
+            ids=sorted(ids),
+        )
+    return len(ids)
+
+
+def _hard_delete_conversation(*, space: Space, query: str) -> int:
+    """Turns and summaries containing every word of the query."""
+    terms = query_terms(query)
+    removed = 0
+    for target, model in (("turn", Turn), ("summary", SessionSummary)):
+        hits = search(target, space_id=space.pk, query=query, limit=QUERY_LIMIT, live_only=False)
+        rows = model.objects.filter(space=space, pk__in=[h.id for h in hits])
+        doomed = [r.pk for r in rows if _matches_all(r.text, terms)]
+        if doomed:
+            removed += model.objects.filter(pk__in=doomed).delete()[1].get(model._meta.label, 0)
+    return removed
+
+
+def _space_models() -> list[type[models.Model]]:
+    """Every model with a `space` foreign key, except the API keys that let the
+    agent keep using the emptied space. Found by introspection so a model
+    added later is wiped too."""
+    found = []
+    for model in apps.get_models():
+        if model._meta.label in ("memory.Space", "memory.ApiKey"):
+            continue
+        try:
+            field = model._meta.get_field("space")
+        except Exception:
+            continue
+        if getattr(field, "related_model", None) is Space:
+            found.append(model)
+    return found
+
+
+def _wipe_space(*, space: Space, actor: str) -> int:
+    from memory.services import mirror
+
+    total = 0
+    with transaction.atomic():
+        # Leaves first so cascades have little left to collect.
+        order = [Relation, EntityAlias, Belief, Entity, MemoryItem, SessionSummary, Turn]
+        rest = [m for m in _space_models() if m not in order and m is not CoreBlock]
+        for model in [*order, *rest, CoreBlock]:
+            total += model.objects.filter(space=space).delete()[0]
+        Space.objects.filter(pk=space.pk).update(last_activity_at=None, last_consolidated_at=None)
+    mirror.remove_space(space=space)
+    # Not written to the audit table: that table of this space is part of what
+    # was wiped, and a survivor row would be "something left".
+    log.warning("space %s wiped by %s: %s rows deleted", space.name, actor, total)
+    return total
+
+
+def forget(
+    *,
+    space: Space,
+    item_id: int | str | None = None,
+    query: str | None = None,
+    everything: bool = False,
+    confirm: str | None = None,
+    hard: bool = False,
+    actor: str = "api",
+) -> int:
+    """Forget one fact, the facts matching a query, or the whole space; returns
+    how many rows were forgotten (facts; with hard+query also turns and
+    summaries; with everything, every deleted row)."""
+    chosen = sum([item_id is not None, bool(query and query.strip()), everything])
+    if chosen != 1:
+        raise Invalid("give exactly one of item_id, query or everything")
+    if everything:
+        if confirm != space.name:
+            raise Invalid("confirm: type the space name exactly to wipe all of its memory")
+        return _wipe_space(space=space, actor=actor)
+
+    if item_id is not None:
+        item = _item(space, item_id)
+        items = _history_chain(item) if hard else [item]
+    else:
+        assert query is not None
+        items = items_for_query(space=space, query=query, include_inactive=hard)
+
+    if hard:
+        count = _hard_delete_items(space=space, items=items, actor=actor) if items else 0
+        if query is not None:
+            count += _hard_delete_conversation(space=space, query=query)
+        return count
+
+    items = [i for i in items if i.status != MemoryItem.Status.FORGOTTEN]
+    if not items:
+        return 0
+    ids = [i.pk for i in items]
+    with transaction.atomic():
+        MemoryItem.objects.filter(pk__in=ids).update(status=MemoryItem.Status.FORGOTTEN)
+        for item in items:
+            audit.record(
+                space=space,
+                action="forget",
+                target_type="item",
+                target_id=item.pk,
+                actor=actor,
+                hard=False,
+            )
+        _remove_lines_from_core(space=space, texts=[i.text for i in items], actor=actor, hard=False)
+    return len(ids)
+
+
+def restore(*, space: Space, item_id: int | str, actor: str = "api") -> MemoryItem:
+    """Undo a soft forget."""
+    item = _item(space, item_id)
+    if item.status != MemoryItem.Status.FORGOTTEN:
+        raise Invalid(f"item {item.pk} is not forgotten")
+    MemoryItem.objects.filter(pk=item.pk).update(status=MemoryItem.Status.ACTIVE)
+    audit.record(
+        space=space,
+        action="restore",
+        target_type="item",
+        target_id=item.pk,
+        actor=actor,
+        at=timezone.now().isoformat(),
+    )
+    item.status = MemoryItem.Status.ACTIVE
+    return item
