@@ -215,6 +215,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(ENGRAM["SWEEP_INTERVAL_SECONDS"]),
         "options": {"expires": float(ENGRAM["SWEEP_INTERVAL_SECONDS"])},
     },
+    "refresh-environment": {
+        "task": "environment.refresh_probe",
+        "schedule": ENGRAM["ENV_REFRESH_MINUTES"] * 60.0,
+        "options": {"expires": ENGRAM["ENV_REFRESH_MINUTES"] * 60.0},
+    },
 }
 
 LOGGING = {

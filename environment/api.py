@@ -1,3 +1,76 @@
+"""The environment API (L5): the host snapshot, agent reports and path assist."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
 from ninja import Router
 
+from environment import paths, services
+from environment.models import EnvironmentSnapshot
+from environment.schemas import (
+    EnvironmentOut,
+    EnvironmentReportIn,
+    FindBinaryIn,
+    FindBinaryOut,
+    ResolvePathIn,
+    ResolvePathOut,
+)
+from memory.errors import Invalid
+
 router = Router(tags=["environment"])
+
+
+def _out(snap: EnvironmentSnapshot) -> dict[str, Any]:
+    return {
+        "id": snap.pk,
+        "source": snap.source,
+        "hostname": snap.hostname,
+        "created_at": snap.created_at,
+        "data": snap.data,
+        "drift": snap.drift,
+        "block": services.render_environment(snap.data),
+    }
+
+
+@router.get("/environment", response=EnvironmentOut)
+def get_environment(request: HttpRequest, host: str | None = None) -> dict[str, Any]:
+    """The host this space's prompts describe, with drift since the previous snapshot."""
+    return _out(services.current_snapshot(space=request.space, host=host))  # type: ignore[attr-defined]
+
+
+@router.post("/environment/refresh", response=EnvironmentOut)
+def refresh_environment(request: HttpRequest) -> dict[str, Any]:
+    """Probe the server host now."""
+    return _out(services.refresh_probe())
+
+
+@router.post("/environment/report", response=EnvironmentOut)
+def report_environment(request: HttpRequest, payload: EnvironmentReportIn) -> dict[str, Any]:
+    """An agent reports the machine it runs on; it becomes this space's default host."""
+    data = payload.model_dump()
+    data["drives"] = [d.model_dump(exclude_none=True) for d in payload.drives]
+    snap = services.report_environment(space=request.space, data=data)  # type: ignore[attr-defined]
+    return _out(snap)
+
+
+@router.post("/environment/resolve-path", response=ResolvePathOut)
+def resolve_path(request: HttpRequest, payload: ResolvePathIn) -> dict[str, Any]:
+    snap = services.current_snapshot(space=request.space, host=payload.host)  # type: ignore[attr-defined]
+    try:
+        result = paths.resolve_path(payload.path, env=snap.data)
+    except ValueError as exc:
+        raise Invalid(f"path: {exc}") from None
+    return {"path": result.path, "exists": result.exists, "reason": result.reason}
+
+
+@router.post("/environment/find-binary", response=FindBinaryOut)
+def find_binary(request: HttpRequest, payload: FindBinaryIn) -> dict[str, Any]:
+    snap = services.current_snapshot(space=request.space, host=payload.host)  # type: ignore[attr-defined]
+    try:
+        found = paths.find_binary(payload.name, env=snap.data)
+    except ValueError as exc:
+        raise Invalid(f"name: {exc}") from None
+    searched, _ = paths.binary_candidates(payload.name, env=snap.data)
+    return {"name": payload.name, "path": found, "searched": searched}
