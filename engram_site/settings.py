@@ -189,6 +189,11 @@ ENGRAM = {
     "EMBEDDINGS_MODEL": env_str("ENGRAM_EMBEDDINGS_MODEL", ""),
     "EMBEDDINGS_API_KEY": env_str("ENGRAM_EMBEDDINGS_API_KEY", ""),
     "EMBEDDINGS_TIMEOUT_SECONDS": env_float("ENGRAM_EMBEDDINGS_TIMEOUT", 10.0, minimum=0.1),
+    "EMBEDDINGS_BATCH_SIZE": env_int("ENGRAM_EMBEDDINGS_BATCH_SIZE", 64, minimum=1),
+    # Background catch-up of rows without a vector (turns, summaries, items
+    # whose embedding failed): how often, and how many rows per space per run.
+    "EMBED_SWEEP_SECONDS": env_int("ENGRAM_EMBED_SWEEP_SECONDS", 30, minimum=1),
+    "EMBED_SWEEP_LIMIT": env_int("ENGRAM_EMBED_SWEEP_LIMIT", 2000, minimum=1),
     # core memory (L1) and prompt context
     "CORE_USER_BUDGET_TOKENS": env_int("ENGRAM_CORE_USER_BUDGET", 500, minimum=50),
     "CORE_AGENT_BUDGET_TOKENS": env_int("ENGRAM_CORE_AGENT_BUDGET", 800, minimum=50),
@@ -199,6 +204,8 @@ ENGRAM = {
     "RECALL_K": env_int("ENGRAM_RECALL_K", 8, minimum=1),
     "RECALL_SCORE_FLOOR": env_float("ENGRAM_RECALL_SCORE_FLOOR", 0.0),
     "RECALL_TIMEOUT_SECONDS": env_float("ENGRAM_RECALL_TIMEOUT", 2.0, minimum=0.05),
+    # Weight of the vector channel in recall fusion (0 keeps it out).
+    "RECALL_VECTOR_WEIGHT": env_float("ENGRAM_RECALL_VECTOR_WEIGHT", 0.8, minimum=0.0),
     # consolidation
     "CONSOLIDATE_IDLE_MINUTES": env_int("ENGRAM_CONSOLIDATE_IDLE_MINUTES", 20, minimum=1),
     "CONSOLIDATE_DAILY_AT": env_str("ENGRAM_CONSOLIDATE_DAILY_AT", "03:30"),
@@ -214,6 +221,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memory.sweep_outbox",
         "schedule": float(ENGRAM["SWEEP_INTERVAL_SECONDS"]),
         "options": {"expires": float(ENGRAM["SWEEP_INTERVAL_SECONDS"])},
+    },
+    "embed-pending": {
+        "task": "memory.embed_pending",
+        "schedule": float(ENGRAM["EMBED_SWEEP_SECONDS"]),
+        "options": {"expires": float(ENGRAM["EMBED_SWEEP_SECONDS"])},
     },
     "refresh-environment": {
         "task": "environment.refresh_probe",

@@ -540,3 +540,24 @@ def delete_other_models(*, model: str, space_id: int | None = None) -> int:
         qs = qs.filter(space_id=space_id)
     deleted, _ = qs.delete()
     return deleted
+
+
+def embed_pending_everywhere(*, limit_per_space: int) -> int:
+    """The background catch-up (a beat task): every space's rows without a
+    vector for the configured model, a bounded number per space per run. A
+    backend that is down ends the run quietly; the next tick tries again."""
+    from memory.models import Space
+
+    if not enabled():
+        return 0
+    done = 0
+    for space_id in Space.objects.order_by("id").values_list("id", flat=True):
+        try:
+            done += reembed_pending(space_id=space_id, limit=limit_per_space)
+        except DimensionMismatch:
+            logger.error("embedding catch-up refused", exc_info=True)
+            break
+        except EmbeddingsUnavailable as exc:
+            logger.warning("embedding catch-up stopped: %s", exc)
+            break
+    return done

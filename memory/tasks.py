@@ -18,3 +18,14 @@ def process_ingest_job(job_id: int) -> None:
 @shared_task(name="memory.sweep_outbox", ignore_result=True)
 def sweep_outbox() -> int:
     return outbox.sweep()
+
+
+@shared_task(name="memory.embed_pending", ignore_result=True)
+def embed_pending() -> int:
+    from django.conf import settings
+
+    from memory import embeddings
+
+    return embeddings.embed_pending_everywhere(
+        limit_per_space=settings.ENGRAM["EMBED_SWEEP_LIMIT"]
+    )
