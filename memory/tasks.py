@@ -26,6 +26,4 @@ def embed_pending() -> int:
 
     from memory import embeddings
 
-    return embeddings.embed_pending_everywhere(
-        limit_per_space=settings.ENGRAM["EMBED_SWEEP_LIMIT"]
-    )
+    return embeddings.embed_pending_everywhere(limit_per_space=settings.ENGRAM["EMBED_SWEEP_LIMIT"])
