@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -293,16 +293,14 @@ def _demote(*, space: Space, label: str, entry: str) -> int | None:
     """Keep a demoted entry as a semantic fact, so nothing the agent curated is lost."""
     from memory.services import facts
 
-    outcome: Any = facts.save_fact(
+    outcome = facts.save_fact(
         space=space,
         text=entry,
         kind="preference" if label == "user" else "fact",
         source="core_demote",
+        actor="core",
     )
-    item_id = getattr(outcome, "id", None)
-    if item_id is None and isinstance(outcome, dict):
-        item_id = outcome.get("id")
-    return int(item_id) if item_id is not None else None
+    return outcome.item.pk if outcome.item is not None else None
 
 
 def _refused(block: CoreBlock, message: str) -> SaveResult:

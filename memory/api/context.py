@@ -1,0 +1,39 @@
+"""GET /context: the block an agent puts in its system prompt this turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Query, Router, Schema
+from pydantic import Field
+
+from memory.services.context import build_context
+
+router = Router(tags=["context"])
+
+
+class ContextQuery(Schema):
+    query: str | None = Field(
+        default=None, max_length=2000, description="This turn's user message, for recall."
+    )
+
+
+class ContextBlocksOut(Schema):
+    core_user: str
+    core_agent: str
+    environment: str
+    recalled: str
+
+
+class ContextOut(Schema):
+    text: str
+    blocks: ContextBlocksOut
+    tokens: int
+    recall_left_out: bool
+    took_ms: float
+
+
+@router.get("/context", response=ContextOut)
+def context(request: HttpRequest, params: Query[ContextQuery]) -> dict[str, Any]:
+    return build_context(space=request.space, query=params.query)  # type: ignore[attr-defined]

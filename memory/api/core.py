@@ -1,0 +1,174 @@
+"""Core memory (L1) blocks: read, write with optimistic locking, history, diff,
+undo and rollback. Each operation calls one service in memory.services.core."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from django.http import HttpRequest
+from ninja import Query, Router, Schema
+from pydantic import Field
+
+from memory.errors import Conflict
+from memory.models import CoreBlock
+from memory.services import core
+from memory.tokens import estimate_tokens
+
+router = Router(tags=["core memory"])
+
+LabelPath = Literal["user", "agent"]
+
+
+class CoreBlockOut(Schema):
+    label: str
+    text: str
+    version: int
+    budget_tokens: int
+    tokens: int
+    usage: float
+    updated_at: datetime
+
+
+class CorePutIn(Schema):
+    text: str = Field(max_length=32_000)
+    expected_version: int | None = Field(
+        default=None, ge=0, description="The version you edited; 409 if the block moved on."
+    )
+    reason: str = Field(default="", max_length=200)
+
+
+class CoreUndoIn(Schema):
+    expected_version: int | None = Field(default=None, ge=0)
+
+
+class CoreRollbackIn(Schema):
+    version: int = Field(ge=0, description="The version whose text to restore (0 = empty).")
+    expected_version: int | None = Field(default=None, ge=0)
+
+
+class CoreVersionOut(Schema):
+    version: int
+    text: str
+    author: str
+    reason: str
+    tokens: int
+    created_at: datetime
+
+
+class CoreHistoryQuery(Schema):
+    limit: int = Field(default=50, ge=1, le=500)
+
+
+class CoreDiffQuery(Schema):
+    from_version: int = Field(ge=0, alias="from")
+    to_version: int | None = Field(default=None, ge=0, alias="to")
+
+
+class CoreDiffOut(Schema):
+    label: str
+    from_version: int
+    to_version: int
+    diff: str
+
+
+def _out(block: CoreBlock) -> dict[str, object]:
+    return {
+        "label": block.label,
+        "text": block.text,
+        "version": block.version,
+        "budget_tokens": block.budget_tokens,
+        "tokens": core.tokens(block=block),
+        "usage": core.usage(block=block),
+        "updated_at": block.updated_at,
+    }
+
+
+def _author(request: HttpRequest) -> str:
+    key = getattr(request, "api_key", None)
+    return f"api:{key.prefix}" if key is not None else "api"
+
+
+@router.get("/core", response=list[CoreBlockOut])
+def list_blocks(request: HttpRequest) -> list[dict[str, object]]:
+    space = request.space  # type: ignore[attr-defined]
+    return [_out(core.get_block(space=space, label=label)) for label in core.LABELS]
+
+
+@router.get("/core/{label}", response=CoreBlockOut)
+def get_block(request: HttpRequest, label: LabelPath) -> dict[str, object]:
+    return _out(core.get_block(space=request.space, label=label))  # type: ignore[attr-defined]
+
+
+@router.put("/core/{label}", response=CoreBlockOut)
+def put_block(request: HttpRequest, label: LabelPath, payload: CorePutIn) -> dict[str, object]:
+    space = request.space  # type: ignore[attr-defined]
+    # Import a pending hand edit first, so a stale expected_version is caught.
+    core.get_block(space=space, label=label)
+    block = core.set_text(
+        space=space,
+        label=label,
+        text=payload.text,
+        author=_author(request),
+        reason=payload.reason or "edit",
+        expected_version=payload.expected_version,
+    )
+    return _out(block)
+
+
+@router.get("/core/{label}/history", response=list[CoreVersionOut])
+def block_history(
+    request: HttpRequest, label: LabelPath, params: Query[CoreHistoryQuery]
+) -> list[dict[str, object]]:
+    block = core.get_block(space=request.space, label=label)  # type: ignore[attr-defined]
+    return [
+        {
+            "version": v.version,
+            "text": v.text,
+            "author": v.author,
+            "reason": v.reason,
+            "tokens": estimate_tokens(v.text),
+            "created_at": v.created_at,
+        }
+        for v in core.history(block=block, limit=params.limit)
+    ]
+
+
+@router.get("/core/{label}/diff", response=CoreDiffOut)
+def block_diff(
+    request: HttpRequest, label: LabelPath, params: Query[CoreDiffQuery]
+) -> dict[str, object]:
+    block = core.get_block(space=request.space, label=label)  # type: ignore[attr-defined]
+    to_version = block.version if params.to_version is None else params.to_version
+    return {
+        "label": label,
+        "from_version": params.from_version,
+        "to_version": to_version,
+        "diff": core.diff(block=block, from_version=params.from_version, to_version=to_version),
+    }
+
+
+@router.post("/core/{label}/undo", response=CoreBlockOut)
+def undo_block(request: HttpRequest, label: LabelPath, payload: CoreUndoIn) -> dict[str, object]:
+    block = core.undo(
+        space=request.space,  # type: ignore[attr-defined]
+        label=label,
+        author=_author(request),
+        expected_version=payload.expected_version,
+    )
+    return _out(block)
+
+
+@router.post("/core/{label}/rollback", response=CoreBlockOut)
+def rollback_block(
+    request: HttpRequest, label: LabelPath, payload: CoreRollbackIn
+) -> dict[str, object]:
+    space = request.space  # type: ignore[attr-defined]
+    block = core.get_block(space=space, label=label)
+    if payload.expected_version is not None and payload.expected_version != block.version:
+        raise Conflict(
+            f"the {label} block is at version {block.version}, not {payload.expected_version}"
+        )
+    return _out(
+        core.rollback(space=space, label=label, version=payload.version, author=_author(request))
+    )

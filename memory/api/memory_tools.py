@@ -1,0 +1,425 @@
+"""The agent tool surface over HTTP: memory_save, memory_forget, the legacy
+aliases (remember_fact, recall_facts, search_conversations, recall_sessions)
+and GET /tools, a manifest with JSON-schema parameters that can be handed to
+an LLM as function definitions. memory_search itself is the recall API's
+POST /memory/search; the manifest describes it too."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, is_dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from ninja import Query, Router, Schema
+from pydantic import Field
+
+from memory.errors import Invalid
+from memory.models import Space
+from memory.services import core, forget
+
+router = Router(tags=["agent tools"])
+
+
+# --- parameters (also the manifest's JSON schemas) ---------------------------------------
+
+
+class MemorySaveIn(Schema):
+    """Curate always-in-context core memory, or save a long-term fact."""
+
+    block: Literal["user", "agent", "auto"] = Field(
+        description=(
+            "user: who the user is, preferences, people, standing instructions. "
+            "agent: environment quirks, conventions, lessons learned. "
+            "auto: save a long-term fact instead of editing a core block."
+        )
+    )
+    action: Literal["add", "replace", "remove"] = Field(
+        default="add",
+        description="add a new entry; replace or remove the one entry containing old_text.",
+    )
+    text: str = Field(
+        default="",
+        max_length=2000,
+        description="The entry: one dense line. Required for add and replace.",
+    )
+    old_text: str = Field(
+        default="",
+        max_length=2000,
+        description="For replace/remove: a unique part of the existing entry.",
+    )
+
+
+class MemorySaveOut(Schema):
+    ok: bool
+    block: str
+    usage: float
+    message: str
+    version: int | None = None
+    tokens: int | None = None
+    budget_tokens: int | None = None
+    demoted: list[str] = Field(default_factory=list)
+    id: str | None = None
+    action: str | None = None
+    superseded: list[str] = Field(default_factory=list)
+
+
+class MemoryForgetIn(Schema):
+    """Forget memories: by id, by query, or everything in this space."""
+
+    item_id: str | None = Field(
+        default=None, max_length=40, description="Id of one memory item (from a search result)."
+    )
+    query: str | None = Field(
+        default=None,
+        max_length=1000,
+        description="Forget the facts that contain every word of this query.",
+    )
+    everything: bool = Field(
+        default=False, description="Wipe all memory of this space; needs confirm."
+    )
+    confirm: str | None = Field(
+        default=None, max_length=64, description="The space name, typed, to confirm everything."
+    )
+    hard: bool = Field(
+        default=False,
+        description="Delete for good instead of the default restorable invalidation.",
+    )
+
+
+class MemoryForgetOut(Schema):
+    forgotten: int
+
+
+class MemorySearchIn(Schema):
+    """Search long-term memory: facts, past conversations, session summaries."""
+
+    query: str = Field(min_length=1, max_length=2000, description="What to look for.")
+    k: int = Field(default=8, ge=1, le=100, description="How many results.")
+    as_of: datetime | None = Field(
+        default=None, description="ISO date-time: what was true and known at that moment."
+    )
+    types: list[Literal["fact", "turn", "summary", "insight", "skill", "doc"]] | None = Field(
+        default=None, description="Only these result types."
+    )
+
+
+class RememberFactIn(Schema):
+    """Save one long-term fact (legacy alias of memory_save with block=auto)."""
+
+    text: str = Field(min_length=1, max_length=2000, description="The fact as one sentence.")
+    subject: str = Field(default="", max_length=200)
+    predicate: str = Field(default="", max_length=100)
+    object: str = Field(default="", max_length=500)
+    kind: Literal["fact", "preference", "event", "instruction"] = "fact"
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class RememberFactOut(Schema):
+    id: str | None
+    action: str
+    superseded: list[str] = Field(default_factory=list)
+
+
+class RecallAliasIn(Schema):
+    query: str = Field(min_length=1, max_length=2000, description="What to look for.")
+    k: int = Field(default=8, ge=1, le=100, description="How many results.")
+    as_of: datetime | None = Field(
+        default=None, description="ISO date-time: what was true and known at that moment."
+    )
+
+
+class SourceOut(Schema):
+    session_id: str | None
+    turn_refs: list[str]
+
+
+class ResultOut(Schema):
+    id: str
+    type: str
+    text: str
+    score: float
+    channels: dict[str, float]
+    created_at: datetime
+    valid_from: datetime | None
+    valid_to: datetime | None
+    source: SourceOut
+
+
+class RecallAliasOut(Schema):
+    results: list[ResultOut]
+    took_ms: float
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def _space(request: HttpRequest) -> Space:
+    return request.space  # type: ignore[attr-defined,no-any-return]
+
+
+def _actor(request: HttpRequest) -> str:
+    key = getattr(request, "api_key", None)
+    return f"api:{key.prefix}" if key is not None else "api"
+
+
+def _field(outcome: Any, name: str, default: Any = None) -> Any:
+    if isinstance(outcome, dict):
+        return outcome.get(name, default)
+    return getattr(outcome, name, default)
+
+
+def _ids(values: Any) -> list[str]:
+    return [str(getattr(v, "pk", v)) for v in (values or [])]
+
+
+def save_fact(*, space: Space, source: str, **fields: Any) -> dict[str, Any]:
+    """Write one fact through the write pipeline's resolution step."""
+    from memory.services import facts
+
+    outcome = facts.save_fact(space=space, source=source, **fields)
+    item = _field(outcome, "item")
+    item_id = _field(outcome, "id", getattr(item, "pk", None))
+    return {
+        "id": str(item_id) if item_id is not None else None,
+        "action": str(_field(outcome, "action", "ADD")),
+        "superseded": _ids(_field(outcome, "superseded", [])),
+    }
+
+
+def _recall(
+    *, space: Space, query: str, k: int, as_of: datetime | None, types: list[str] | None
+) -> dict[str, Any]:
+    from memory.services.recall import recall
+
+    response = recall(space=space, query=query, k=k, as_of=as_of, types=types)
+    results = [asdict(r) if is_dataclass(r) else dict(r) for r in response.results]
+    return {"results": results, "took_ms": response.took_ms}
+
+
+# --- operations -----------------------------------------------------------------------
+
+
+@router.post("/memory/save", response=MemorySaveOut)
+def memory_save(request: HttpRequest, payload: MemorySaveIn) -> dict[str, Any]:
+    space = _space(request)
+    if payload.block == "auto":
+        if payload.action == "remove":
+            needle = payload.old_text or payload.text
+            if not needle.strip():
+                raise Invalid("old_text: say which fact to remove")
+            count = forget.forget(space=space, query=needle, actor=_actor(request))
+            return {
+                "ok": count > 0,
+                "block": "auto",
+                "usage": 0.0,
+                "message": f"Forgot {count} fact(s)." if count else "No fact matched.",
+            }
+        if not payload.text.strip():
+            raise Invalid("text: required for add and replace")
+        saved = save_fact(space=space, source="api", text=payload.text)
+        return {
+            "ok": True,
+            "block": "auto",
+            "usage": 0.0,
+            "message": f"Saved to long-term memory ({saved['action']}).",
+            **saved,
+        }
+    result = core.save(
+        space=space,
+        label=payload.block,
+        action=payload.action,
+        text=payload.text,
+        old_text=payload.old_text,
+        author=_actor(request),
+    )
+    return {
+        "ok": result.ok,
+        "block": payload.block,
+        "usage": result.usage,
+        "message": result.message,
+        "version": result.block.version,
+        "tokens": core.tokens(block=result.block),
+        "budget_tokens": result.block.budget_tokens,
+        "demoted": [str(i) for i in result.demoted],
+    }
+
+
+@router.post("/memory/forget", response=MemoryForgetOut)
+def memory_forget(request: HttpRequest, payload: MemoryForgetIn) -> dict[str, int]:
+    count = forget.forget(
+        space=_space(request),
+        item_id=payload.item_id,
+        query=payload.query,
+        everything=payload.everything,
+        confirm=payload.confirm,
+        hard=payload.hard,
+        actor=_actor(request),
+    )
+    return {"forgotten": count}
+
+
+@router.post("/memory/remember_fact", response=RememberFactOut)
+def remember_fact(request: HttpRequest, payload: RememberFactIn) -> dict[str, Any]:
+    return save_fact(space=_space(request), source="api", **payload.dict())
+
+
+@router.post("/memory/recall_facts", response=RecallAliasOut)
+def recall_facts(request: HttpRequest, payload: RecallAliasIn) -> dict[str, Any]:
+    return _recall(
+        space=_space(request),
+        query=payload.query,
+        k=payload.k,
+        as_of=payload.as_of,
+        types=["fact", "insight"],
+    )
+
+
+@router.post("/memory/search_conversations", response=RecallAliasOut)
+def search_conversations(request: HttpRequest, payload: RecallAliasIn) -> dict[str, Any]:
+    return _recall(
+        space=_space(request), query=payload.query, k=payload.k, as_of=payload.as_of, types=["turn"]
+    )
+
+
+@router.post("/memory/recall_sessions", response=RecallAliasOut)
+def recall_sessions(request: HttpRequest, payload: RecallAliasIn) -> dict[str, Any]:
+    return _recall(
+        space=_space(request),
+        query=payload.query,
+        k=payload.k,
+        as_of=payload.as_of,
+        types=["summary"],
+    )
+
+
+# --- the manifest ---------------------------------------------------------------------------
+
+TOOLS: list[tuple[str, str, type[Schema], str]] = [
+    (
+        "memory_save",
+        "Curate core memory, which is in your prompt on every turn: add, replace or remove "
+        "one-line entries of the user block (who the user is, preferences, standing "
+        "instructions) or the agent block (environment quirks, lessons). Blocks have hard "
+        "budgets; when one is full, merge entries with replace. block=auto saves a "
+        "long-term fact instead.",
+        MemorySaveIn,
+        "/api/v1/memory/save",
+    ),
+    (
+        "memory_search",
+        "Search long-term memory (facts, past conversations, session summaries) with "
+        "provenance and validity dates. Use as_of for what was true at a past moment.",
+        MemorySearchIn,
+        "/api/v1/memory/search",
+    ),
+    (
+        "memory_forget",
+        "Forget memories the user asks you to forget: one item by id, the facts containing "
+        "every word of a query, or everything (with the space name as confirm). Restorable "
+        "unless hard=true.",
+        MemoryForgetIn,
+        "/api/v1/memory/forget",
+    ),
+    (
+        "remember_fact",
+        "Save one long-term fact about the user or their world (alias of memory_save with "
+        "block=auto).",
+        RememberFactIn,
+        "/api/v1/memory/remember_fact",
+    ),
+    (
+        "recall_facts",
+        "Search long-term facts and insights (alias of memory_search limited to facts).",
+        RecallAliasIn,
+        "/api/v1/memory/recall_facts",
+    ),
+    (
+        "search_conversations",
+        "Search past conversation turns (alias of memory_search limited to turns).",
+        RecallAliasIn,
+        "/api/v1/memory/search_conversations",
+    ),
+    (
+        "recall_sessions",
+        "Search summaries of past sessions (alias of memory_search limited to summaries).",
+        RecallAliasIn,
+        "/api/v1/memory/recall_sessions",
+    ),
+]
+
+
+def _clean_schema(node: Any) -> Any:
+    """Plain JSON schema for function calling: no titles, Optional[X] as X."""
+    if isinstance(node, list):
+        return [_clean_schema(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _clean_schema(v) for k, v in node.items() if k != "title"}
+    variants = out.get("anyOf")
+    if isinstance(variants, list):
+        non_null = [v for v in variants if v != {"type": "null"}]
+        if len(non_null) == 1 and len(non_null) < len(variants):
+            out.pop("anyOf")
+            out = {**non_null[0], **out}
+    if out.get("default", 0) is None:
+        out.pop("default")
+    return out
+
+
+def parameters_schema(schema: type[Schema]) -> dict[str, Any]:
+    raw = copy.deepcopy(schema.model_json_schema())
+    raw.pop("description", None)
+    cleaned = _clean_schema(raw)
+    cleaned.setdefault("required", [])
+    cleaned["additionalProperties"] = False
+    return cleaned  # type: ignore[no-any-return]
+
+
+def manifest() -> list[dict[str, Any]]:
+    return [
+        {
+            "name": name,
+            "description": description,
+            "parameters": parameters_schema(schema),
+            "method": "POST",
+            "path": path,
+        }
+        for name, description, schema, path in TOOLS
+    ]
+
+
+class ToolsQuery(Schema):
+    format: Literal["engram", "openai", "anthropic"] = "engram"
+
+
+@router.get("/tools", response=dict[str, Any])
+def tools(request: HttpRequest, params: Query[ToolsQuery]) -> dict[str, Any]:
+    items = manifest()
+    if params.format == "openai":
+        return {
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t["name"],
+                        "description": t["description"],
+                        "parameters": t["parameters"],
+                    },
+                }
+                for t in items
+            ]
+        }
+    if params.format == "anthropic":
+        return {
+            "tools": [
+                {
+                    "name": t["name"],
+                    "description": t["description"],
+                    "input_schema": t["parameters"],
+                }
+                for t in items
+            ]
+        }
+    return {"tools": items}
