@@ -7,6 +7,7 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from engram_site.env import (
@@ -210,6 +211,38 @@ ENGRAM = {
     "CONSOLIDATE_IDLE_MINUTES": env_int("ENGRAM_CONSOLIDATE_IDLE_MINUTES", 20, minimum=1),
     "CONSOLIDATE_DAILY_AT": env_str("ENGRAM_CONSOLIDATE_DAILY_AT", "03:30"),
     "CONSOLIDATE_CHECK_SECONDS": env_int("ENGRAM_CONSOLIDATE_CHECK_SECONDS", 300, minimum=1),
+    # A run's lease: a worker that dies mid-run is taken over once it expires.
+    "CONSOLIDATE_LEASE_SECONDS": env_int("ENGRAM_CONSOLIDATE_LEASE_SECONDS", 900, minimum=5),
+    "CONSOLIDATE_MAX_LLM_CALLS": env_int("ENGRAM_CONSOLIDATE_MAX_LLM_CALLS", 40, minimum=0),
+    "CONSOLIDATE_STEP_LLM_CALLS": env_int("ENGRAM_CONSOLIDATE_STEP_LLM_CALLS", 15, minimum=0),
+    "CONSOLIDATE_SKIP_STEPS": env_list("ENGRAM_CONSOLIDATE_SKIP_STEPS", []),
+    "CONSOLIDATE_SUMMARIZE_MAX_SESSIONS": env_int("ENGRAM_CONSOLIDATE_SUMMARIZE_MAX", 200, minimum=0),
+    "CONSOLIDATE_SUMMARY_MAX_CHARS": env_int("ENGRAM_CONSOLIDATE_SUMMARY_CHARS", 600, minimum=80),
+    "CONSOLIDATE_PROMOTE_MIN_SESSIONS": env_int("ENGRAM_CONSOLIDATE_PROMOTE_SESSIONS", 3, minimum=2),
+    "CONSOLIDATE_PROMOTE_MAX": env_int("ENGRAM_CONSOLIDATE_PROMOTE_MAX", 10, minimum=0),
+    "CONSOLIDATE_MERGE_JACCARD": env_float("ENGRAM_CONSOLIDATE_MERGE_JACCARD", 0.8, minimum=0.1),
+    "CONSOLIDATE_MERGE_COSINE": env_float("ENGRAM_CONSOLIDATE_MERGE_COSINE", 0.92, minimum=0.1),
+    "CONSOLIDATE_REEMBED_LIMIT": env_int("ENGRAM_CONSOLIDATE_REEMBED_LIMIT", 2000, minimum=0),
+    "CONSOLIDATE_SKILL_MIN_STEPS": env_int("ENGRAM_CONSOLIDATE_SKILL_MIN_STEPS", 3, minimum=2),
+    "CONSOLIDATE_SKILL_MIN_SESSIONS": env_int("ENGRAM_CONSOLIDATE_SKILL_SESSIONS", 2, minimum=2),
+    "CONSOLIDATE_SKILL_MAX_DRAFTS": env_int("ENGRAM_CONSOLIDATE_SKILL_MAX_DRAFTS", 3, minimum=0),
+    "CONSOLIDATE_SKILL_REINFORCE": env_float("ENGRAM_CONSOLIDATE_SKILL_REINFORCE", 0.05, minimum=0.0),
+    # reflection: insights and beliefs
+    "REFLECT_PERIOD_DAYS": env_int("ENGRAM_REFLECT_PERIOD_DAYS", 7, minimum=1),
+    "REFLECT_MIN_EVIDENCE": env_int("ENGRAM_REFLECT_MIN_EVIDENCE", 3, minimum=2),
+    "REFLECT_MAX_INSIGHTS": env_int("ENGRAM_REFLECT_MAX_INSIGHTS", 3, minimum=0),
+    "REFLECT_NEAR_JACCARD": env_float("ENGRAM_REFLECT_NEAR_JACCARD", 0.5, minimum=0.05),
+    "REFLECT_BELIEF_MERGE_JACCARD": env_float("ENGRAM_REFLECT_BELIEF_MERGE_JACCARD", 0.85, minimum=0.1),
+    # core compaction: above this fill a block is densified down to the target
+    "CORE_COMPACT_ABOVE": env_float("ENGRAM_CORE_COMPACT_ABOVE", 0.8, minimum=0.1),
+    "CORE_COMPACT_TARGET": env_float("ENGRAM_CORE_COMPACT_TARGET", 0.7, minimum=0.1),
+    # decay: score = exp(-age / strength) x importance, with strength =
+    # half-life x (1 + ln frequency) / ln 2; below ARCHIVE_BELOW a fact is archived.
+    "DECAY_HALF_LIFE_DAYS": env_float("ENGRAM_DECAY_HALF_LIFE_DAYS", 30.0, minimum=0.01),
+    "DECAY_ARCHIVE_BELOW": env_float("ENGRAM_DECAY_ARCHIVE_BELOW", 0.05, minimum=0.0),
+    "DECAY_MIN_AGE_DAYS": env_float("ENGRAM_DECAY_MIN_AGE_DAYS", 14.0, minimum=0.0),
+    "DECAY_PROTECT_IMPORTANCE": env_float("ENGRAM_DECAY_PROTECT_IMPORTANCE", 0.8, minimum=0.0),
+    "DECAY_EVENT_HORIZON_DAYS": env_float("ENGRAM_DECAY_EVENT_HORIZON_DAYS", 90.0, minimum=0.01),
     "ENV_REFRESH_MINUTES": env_int("ENGRAM_ENV_REFRESH_MINUTES", 60, minimum=1),
 }
 
@@ -232,6 +265,33 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": ENGRAM["ENV_REFRESH_MINUTES"] * 60.0,
         "options": {"expires": ENGRAM["ENV_REFRESH_MINUTES"] * 60.0},
     },
+}
+
+
+def _daily_crontab(value: str) -> crontab:
+    # ENGRAM_CONSOLIDATE_DAILY_AT is HH:MM in UTC (the Celery app's timezone).
+    try:
+        hour, minute = (int(part) for part in value.split(":"))
+        if not (0 <= hour < 24 and 0 <= minute < 60):
+            raise ValueError
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"ENGRAM_CONSOLIDATE_DAILY_AT must be HH:MM (24h, UTC), got {value!r}"
+        ) from None
+    return crontab(hour=hour, minute=minute)
+
+
+# The consolidator: an idle check (spaces quiet for CONSOLIDATE_IDLE_MINUTES
+# get a run) and a daily run of every used space.
+CELERY_BEAT_SCHEDULE["consolidate-idle-check"] = {
+    "task": "consolidation.idle_check",
+    "schedule": float(ENGRAM["CONSOLIDATE_CHECK_SECONDS"]),
+    "options": {"expires": float(ENGRAM["CONSOLIDATE_CHECK_SECONDS"])},
+}
+CELERY_BEAT_SCHEDULE["consolidate-daily"] = {
+    "task": "consolidation.daily",
+    "schedule": _daily_crontab(ENGRAM["CONSOLIDATE_DAILY_AT"]),
+    "options": {"expires": 3600.0},
 }
 
 LOGGING = {
