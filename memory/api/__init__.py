@@ -2,9 +2,18 @@
 
 from memory.api.context import router as context_router
 from memory.api.core import router as core_router
+from memory.api.export import router as export_router
 from memory.api.facts import router as facts_router
 from memory.api.memory_tools import router as memory_tools_router
 from memory.api.status import router as status_router
 from memory.api.turns import router as turns_router
 
-routers = [status_router, turns_router, core_router, memory_tools_router, context_router, facts_router]
+routers = [
+    status_router,
+    turns_router,
+    core_router,
+    memory_tools_router,
+    context_router,
+    facts_router,
+]
+routers.append(export_router)

@@ -67,6 +67,27 @@ def claim(job_id: int) -> IngestJob | None:
     return IngestJob.objects.select_related("turn", "space").get(pk=job_id)
 
 
+def finish(job: IngestJob, *, result: dict) -> bool:
+    """Mark the job done if we still hold its lease. Run it first inside the
+    transaction that writes the job's effects: the UPDATE takes the row, so a
+    worker that took over an expired lease waits on it, then finds the job
+    done and rolls back its own writes. False means our lease is gone."""
+    now = timezone.now()
+    return (
+        IngestJob.objects.filter(
+            pk=job.pk, status=IngestJob.Status.RUNNING, lease_until=job.lease_until
+        ).update(
+            status=IngestJob.Status.DONE,
+            result=result,
+            finished_at=now,
+            updated_at=now,
+            lease_until=None,
+            last_error="",
+        )
+        == 1
+    )
+
+
 def complete(job: IngestJob, *, result: dict) -> None:
     now = timezone.now()
     IngestJob.objects.filter(pk=job.pk, status=IngestJob.Status.RUNNING).update(

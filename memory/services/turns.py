@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory.models import IngestJob, Session, Space, Turn
+from memory.screening import screen
 from memory.services import outbox
 
 
@@ -53,6 +54,9 @@ def accept_turns(*, space: Space, turns: list[TurnData]) -> list[Accepted]:
             if existing is not None:
                 accepted.append(Accepted(turn=existing, created=False))
                 continue
+            # Secrets never reach the database; instruction-like turns are kept
+            # (the episode happened) but quarantined from recall.
+            screened = screen(data.text)
             try:
                 with transaction.atomic():
                     turn = Turn.objects.create(
@@ -60,7 +64,8 @@ def accept_turns(*, space: Space, turns: list[TurnData]) -> list[Accepted]:
                         session=session,
                         ref=data.ref,
                         role=data.role,
-                        text=data.text,
+                        text=screened.text or "[empty after screening]",
+                        screen_status=screened.status,
                         ts=data.ts or now,
                         metadata=data.metadata,
                         created_at=now,

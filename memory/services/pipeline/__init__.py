@@ -1,17 +1,242 @@
-"""The write pipeline. `run_job` claims an ingest job and runs the steps."""
+"""The write pipeline: one ingest job = one turn through seven steps.
+
+1 salience gate (screening happened at accept time) · 2 extraction (LLM or
+rules) · 3 retrieve-similar · 4 resolution · 5 graph upsert · 6 core-memory
+patch proposal · 7 embedding. Steps 1–4 read and call the LLM with no
+transaction open; everything they decided is then written in ONE transaction
+that first finishes the job with a conditional UPDATE on its lease. A worker
+killed halfway leaves nothing behind, and a job delivered twice writes once.
+Every step writes an AuditEvent."""
 
 from __future__ import annotations
 
-from django.utils import timezone
+import logging
+import time
+import traceback
+from typing import Any
 
-from memory.models import Turn
-from memory.services import outbox
+from django.db import DatabaseError, transaction
+
+from memory import llm
+from memory.models import IngestJob, MemoryItem, Turn
+from memory.screening import screen
+from memory.services import audit, facts, outbox
+from memory.services.pipeline import extract, resolve, retrieve, salience
+from memory.services.pipeline.candidates import Candidate
+
+log = logging.getLogger(__name__)
 
 
-def run_job(job_id: int) -> None:
+class LeaseLost(Exception):
+    """Another worker took the job over (our lease ran out); our work is void."""
+
+
+def run_job(job_id: int) -> dict[str, Any] | None:
+    """Claim the job and run it. Transient failures are recorded on the job and
+    re-raised as llm.TransientError (the task retries them with backoff) until
+    the job runs out of attempts; anything else dead-letters the job at once
+    with its error kept."""
     job = outbox.claim(job_id)
     if job is None:
-        return
-    if job.turn_id is not None:
-        Turn.objects.filter(pk=job.turn_id, skip_reason=None).update(skip_reason="")
-    outbox.complete(job, result={"processed_at": timezone.now().isoformat()})
+        return None
+    try:
+        return process(job)
+    except LeaseLost:
+        log.warning("job %s: lease lost to another worker; its result stands", job_id)
+        return None
+    except llm.TransientError as exc:
+        if outbox.fail(job, error=f"transient: {exc}"):
+            raise
+        log.error("job %s dead-lettered after %s attempts: %s", job_id, job.attempts, exc)
+        return None
+    except DatabaseError as exc:
+        # A locked or restarting database is worth retrying like a flaky LLM.
+        try:
+            retry = outbox.fail(job, error=f"database: {exc}")
+        except DatabaseError:
+            retry = True  # cannot even record it: the lease runs out, the sweeper re-sends
+        if retry:
+            raise llm.TransientError(f"database error: {exc}") from exc
+        return None
+    except Exception as exc:
+        log.exception("job %s failed permanently", job_id)
+        outbox.fail(
+            job,
+            error=f"{exc.__class__.__name__}: {exc}\n{traceback.format_exc()[-3000:]}",
+            permanent=True,
+        )
+        return None
+
+
+def process(job: IngestJob) -> dict[str, Any]:
+    started = time.perf_counter()
+    if job.turn_id is None:
+        with transaction.atomic():
+            _finish(job, {"skipped": "no turn"})
+        return {"skipped": "no turn"}
+    turn = Turn.objects.select_related("session").get(pk=job.turn_id)
+    space = job.space
+    result: dict[str, Any] = {"turn": turn.pk}
+
+    # 1. salience
+    reason = salience.skip_reason(turn)
+    if reason:
+        result["skip_reason"] = reason
+        with transaction.atomic():
+            _finish(job, result)
+            Turn.objects.filter(pk=turn.pk).update(skip_reason=reason)
+            audit.record(
+                space=space,
+                action="salience",
+                target_type="turn",
+                target_id=turn.pk,
+                actor="pipeline",
+                skipped=reason,
+            )
+        return result
+
+    with llm.count_calls() as calls:
+        # 2. extraction
+        candidates, extractor = extract.extract(space=space, turn=turn)
+        candidates = _dedupe(candidates)
+        flagged: dict[int, list[str]] = {}
+        for i, c in enumerate(candidates):
+            screened = screen(c.text)
+            c.text = screened.text
+            if screened.flagged:
+                flagged[i] = screened.reasons
+        # 3. retrieve-similar
+        neighbours = [
+            [] if i in flagged else retrieve.similar(space=space, candidate=c)
+            for i, c in enumerate(candidates)
+        ]
+        # 4. resolution
+        decisions = resolve.resolve(
+            space=space,
+            candidates=candidates,
+            neighbours=neighbours,
+            use_llm=extractor == "llm",
+        )
+    result.update(
+        skip_reason="",
+        extractor=extractor,
+        candidates=len(candidates),
+        llm_calls=calls.calls,
+    )
+
+    prov = facts.Provenance(
+        source="chat",
+        actor="pipeline",
+        session=turn.session,
+        turn_refs=(turn.ref or f"turn:{turn.pk}",),
+    )
+    actions: list[dict[str, Any]] = []
+    new_items: list[int] = []
+    with transaction.atomic():
+        _finish(
+            job, result
+        )  # first: takes the job row, so a rival worker waits, then finds it done
+        Turn.objects.filter(pk=turn.pk).update(skip_reason="")
+        audit.record(
+            space=space,
+            action="salience",
+            target_type="turn",
+            target_id=turn.pk,
+            actor="pipeline",
+            skipped="",
+        )
+        audit.record(
+            space=space,
+            action="extract",
+            target_type="turn",
+            target_id=turn.pk,
+            actor="pipeline",
+            extractor=extractor,
+            candidates=len(candidates),
+            llm_calls=calls.calls,
+        )
+        audit.record(
+            space=space,
+            action="retrieve",
+            target_type="turn",
+            target_id=turn.pk,
+            actor="pipeline",
+            neighbours=[[n.pk for n in nb] for nb in neighbours],
+        )
+        linked = 0
+        core_changed = 0
+        for i, decision in enumerate(decisions):
+            if i in flagged:
+                res = facts.quarantine(
+                    space=space, candidate=decision.candidate, reasons=flagged[i], prov=prov
+                )
+            else:
+                res = facts.apply(space=space, decision=decision, prov=prov)
+            item = res.item
+            actions.append(
+                {
+                    "action": res.action,
+                    "item": item.pk if item else None,
+                    "superseded": res.superseded,
+                    "reason": res.reason,
+                }
+            )
+            if item is not None and res.action in ("ADD", "UPDATE") and item.is_live:
+                # 5. graph, 6. core-memory proposal
+                linked += facts.link_item(space=space, item=item)
+                core_changed += int(_core(space=space, item=item))
+            if item is not None and res.action in ("ADD", "UPDATE", "DEFER"):
+                new_items.append(item.pk)
+        audit.record(
+            space=space,
+            action="graph",
+            target_type="turn",
+            target_id=turn.pk,
+            actor="pipeline",
+            relations=linked,
+        )
+        audit.record(
+            space=space,
+            action="core_proposal",
+            target_type="turn",
+            target_id=turn.pk,
+            actor="pipeline",
+            changed=core_changed,
+        )
+        result["actions"] = actions
+        result["ms"] = round((time.perf_counter() - started) * 1000, 2)
+        IngestJob.objects.filter(pk=job.pk).update(result=result)
+    # 7. embedding, outside the transaction (network)
+    if new_items:
+        facts.embed_later(space_id=space.pk, item_ids=new_items)
+        audit.record(
+            space=space,
+            action="embed",
+            target_type="turn",
+            target_id=turn.pk,
+            actor="pipeline",
+            items=new_items,
+        )
+    return result
+
+
+def _core(*, space, item: MemoryItem) -> bool:  # type: ignore[no-untyped-def]
+    from memory.services.pipeline import core_patch
+
+    return core_patch.propose(space=space, item=item)
+
+
+def _dedupe(candidates: list[Candidate]) -> list[Candidate]:
+    seen: set[tuple[str, str, str, str, bool]] = set()
+    out: list[Candidate] = []
+    for c in candidates:
+        key = (c.text.casefold(), c.subject.casefold(), c.predicate, c.object.casefold(), c.retract)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _finish(job: IngestJob, result: dict[str, Any]) -> None:
+    if not outbox.finish(job, result=result):
+        raise LeaseLost(f"job {job.pk}")

@@ -1,0 +1,95 @@
+"""POST /api/v1/memory/facts: the explicit fact write path (steps 3–7 of the
+write pipeline, no salience gate, no LLM in the request)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from django.utils import timezone
+from ninja import Router, Schema
+from pydantic import Field, field_validator
+
+from memory.errors import Invalid
+from memory.services.facts import save_fact
+
+router = Router(tags=["memory"])
+
+
+class FactIn(Schema):
+    text: str = Field(min_length=1, max_length=4000)
+    subject: str = Field(default="", max_length=200)
+    predicate: str = Field(default="", max_length=100)
+    object: str = Field(default="", max_length=500)
+    kind: Literal["fact", "preference", "event", "instruction", "insight"] = "fact"
+    valid_from: str | None = Field(default=None, max_length=40)
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+
+    @field_validator("text")
+    @classmethod
+    def not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("valid_from")
+    @classmethod
+    def iso_datetime(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        _parse_when(value)
+        return value
+
+
+class FactOut(Schema):
+    id: str
+    action: Literal["ADD", "UPDATE", "NOOP", "DELETE"]
+    superseded: list[str]
+    # Extensions beyond the stable contract:
+    disposition: str  # the resolver's own word: also DEFER (kept pending review)
+    status: str  # active | pending_review
+    quarantined: bool
+
+
+def _parse_when(value: str) -> datetime:
+    raw = value.strip().replace("Z", "+00:00")
+    try:
+        parsed = datetime.fromisoformat(raw)
+    except ValueError:
+        try:
+            parsed = datetime.combine(date.fromisoformat(raw), time.min)
+        except ValueError:
+            raise ValueError("must be an ISO-8601 date or datetime") from None
+    if timezone.is_naive(parsed):
+        parsed = timezone.make_aware(parsed, timezone.get_default_timezone())
+    return parsed
+
+
+@router.post("/memory/facts", response=FactOut)
+def post_fact(request: HttpRequest, payload: FactIn) -> dict[str, Any]:
+    result = save_fact(
+        space=request.space,  # type: ignore[attr-defined]
+        text=payload.text,
+        subject=payload.subject,
+        predicate=payload.predicate,
+        object=payload.object,
+        kind=payload.kind,
+        importance=payload.importance,
+        valid_from=_parse_when(payload.valid_from) if payload.valid_from else None,
+        source="api",
+        actor=f"api:{request.api_key.prefix}",  # type: ignore[attr-defined]
+    )
+    if result.item is None:
+        if result.action == "DROP":
+            raise Invalid("text: carries too little information to store as a fact")
+        raise Invalid(f"text: {result.reason or 'nothing to change'}")
+    item = result.item
+    return {
+        "id": str(item.pk),
+        "action": "ADD" if result.action == "DEFER" else result.action,
+        "superseded": [str(pk) for pk in result.superseded],
+        "disposition": result.action,
+        "status": item.status,
+        "quarantined": item.screen_status != "ok",
+    }

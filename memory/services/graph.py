@@ -1,0 +1,202 @@
+"""The entity graph: entities resolved through their aliases, and relations
+that share the validity window of the fact they came from.
+
+Name resolution rule. A name is normalized (Unicode NFKD without accents,
+case-folded, punctuation to spaces, a leading "the" dropped), then looked up in
+EntityAlias, so "Anna" and "anna" are one entity. A name that differs from a
+known name only by initials ("Anna K.", "A. Smith" -> "anna k", "a smith")
+resolves to the entity of the name without the initials, and the initialed
+form becomes an alias; the reverse holds too (first "Anna K.", later "Anna").
+Two different full names ("Anna Karenina", "Anna Schmidt") are NOT merged into
+"Anna": without initials there is no evidence they are the same person, and a
+wrong merge is harder to undo than a missing one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory.models import Entity, EntityAlias, MemoryItem, Relation, Space
+
+_NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
+MAX_NGRAM = 4
+
+# Subjects that mean the person Engram serves.
+USER_NAMES = frozenset({"user", "me", "i", "myself", "the user"})
+
+
+def normalize(name: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", name or "")
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    words = _NON_WORD.sub(" ", plain.casefold()).replace("_", " ").split()
+    if len(words) > 1 and words[0] == "the":
+        words = words[1:]
+    return " ".join(words)[:200]
+
+
+def _without_initials(norm: str) -> str:
+    words = norm.split()
+    kept = [w for w in words if len(w) > 1]
+    if len(kept) == len(words) or not kept:
+        return ""
+    return " ".join(kept)
+
+
+def _find(space: Space, norms: Iterable[str]) -> Entity | None:
+    wanted = [n for n in dict.fromkeys(norms) if n]
+    if not wanted:
+        return None
+    aliases = {
+        a.norm: a.entity
+        for a in EntityAlias.objects.filter(space=space, norm__in=wanted).select_related("entity")
+    }
+    for norm in wanted:
+        if norm in aliases:
+            return aliases[norm]
+    return None
+
+
+def _add_alias(space: Space, entity: Entity, alias: str, norm: str) -> None:
+    if not norm:
+        return
+    try:
+        with transaction.atomic():
+            EntityAlias.objects.get_or_create(
+                space=space, norm=norm, defaults={"entity": entity, "alias": alias[:200]}
+            )
+    except IntegrityError:
+        pass  # taken concurrently; it points at whichever entity won
+
+
+def upsert_entity(
+    *, space: Space, name: str, type: str = "thing", aliases: Iterable[str] = ()
+) -> Entity:
+    """The entity `name` (or one of `aliases`) refers to, created if new."""
+    name = " ".join((name or "").split())[:200]
+    norm = normalize(name)
+    if not norm:
+        raise ValueError("an entity needs a name with at least one letter or digit")
+    alias_norms = [(a, normalize(a)) for a in aliases if normalize(a)]
+    base = _without_initials(norm)
+    entity = _find(space, [norm, *(n for _, n in alias_norms), base])
+    now = timezone.now()
+    if entity is None:
+        # An initial-free name may already exist as the base of an initialed
+        # alias ("Anna K." seen first, now "Anna").
+        try:
+            with transaction.atomic():
+                entity = Entity.objects.create(
+                    space=space,
+                    name=name,
+                    norm=norm,
+                    type=type if type in Entity.Type.values else Entity.Type.THING,
+                    last_mentioned_at=now,
+                )
+        except IntegrityError:
+            entity = Entity.objects.get(space=space, norm=norm)
+    else:
+        updates: dict[str, object] = {"last_mentioned_at": now}
+        if entity.type == Entity.Type.THING and type in Entity.Type.values and type != "thing":
+            updates["type"] = type
+            entity.type = type
+        Entity.objects.filter(pk=entity.pk).update(**updates)
+    _add_alias(space, entity, name, norm)
+    if base:
+        _add_alias(space, entity, base, base)
+    for alias, alias_norm in alias_norms:
+        _add_alias(space, entity, alias, alias_norm)
+    return entity
+
+
+def entity_type_for(predicate: str) -> str:
+    p = predicate.lower()
+    if p in {"lives_in", "moved_to", "from", "located_in", "visited", "born_in"}:
+        return Entity.Type.PLACE
+    if p in {"works_at", "studies_at", "employer", "member_of"}:
+        return Entity.Type.ORG
+    if p in {"role", "studies"}:
+        return Entity.Type.CONCEPT
+    if p in RELATIONSHIP_PREDICATES:
+        return Entity.Type.PERSON
+    return Entity.Type.THING
+
+
+RELATIONSHIP_PREDICATES = frozenset(
+    "wife husband partner spouse girlfriend boyfriend fiance fiancee sister brother mother "
+    "father mom dad son daughter friend boss manager colleague coworker roommate cousin aunt "
+    "uncle grandmother grandfather niece nephew child kid teacher mentor neighbor neighbour "
+    "dog cat pet".split()
+)
+
+
+def link(
+    *, space: Space, item: MemoryItem, src_name: str, rel: str, dst_name: str
+) -> Relation | None:
+    """An edge src -rel-> dst carrying the item's validity window. None when a
+    side has no usable name or the same edge for this item exists."""
+    if not normalize(src_name) or not normalize(dst_name) or not rel:
+        return None
+    src_type = Entity.Type.PERSON if normalize(src_name) in USER_NAMES else Entity.Type.THING
+    src = upsert_entity(space=space, name=src_name, type=src_type)
+    dst = upsert_entity(space=space, name=dst_name, type=entity_type_for(rel))
+    rel = rel[:100]
+    existing = Relation.objects.filter(space=space, src=src, rel=rel, dst=dst, item=item).first()
+    if existing is not None:
+        return None
+    return Relation.objects.create(
+        space=space,
+        src=src,
+        rel=rel,
+        dst=dst,
+        item=item,
+        valid_from=item.valid_from,
+        valid_to=item.valid_to,
+        created_at=item.created_at,
+        expired_at=item.expired_at,
+    )
+
+
+def expire_relations(*, item: MemoryItem) -> int:
+    """Close the edges of an invalidated item with the item's own window."""
+    return Relation.objects.filter(item=item, expired_at=None).update(
+        valid_to=item.valid_to, expired_at=item.expired_at or timezone.now()
+    )
+
+
+def _ngrams(words: list[str]) -> list[str]:
+    grams: list[str] = []
+    for n in range(MAX_NGRAM, 0, -1):
+        for i in range(len(words) - n + 1):
+            grams.append(" ".join(words[i : i + n]))
+    return grams
+
+
+def entities_in_text(*, space: Space, text: str) -> list[Entity]:
+    """Entities named in `text` (any alias, as a whole word n-gram), in order of
+    first mention. One indexed query on (space, norm)."""
+    words = normalize(text).split()
+    if not words:
+        return []
+    grams = list(dict.fromkeys(_ngrams(words)))
+    found: dict[str, Entity] = {}
+    for start in range(0, len(grams), 500):
+        chunk = grams[start : start + 500]
+        for alias in EntityAlias.objects.filter(Q(space=space) & Q(norm__in=chunk)).select_related(
+            "entity"
+        ):
+            found[alias.norm] = alias.entity
+    if not found:
+        return []
+    # Longest match first, then position: "anna k" beats "anna" at one spot.
+    ordered: dict[int, Entity] = {}
+    padded = f" {' '.join(words)} "
+    for norm in sorted(found, key=lambda n: (padded.find(f" {n} "), -len(n))):
+        entity = found[norm]
+        ordered.setdefault(entity.pk, entity)
+    return list(ordered.values())

@@ -1,0 +1,54 @@
+"""Step 3: the live items a candidate could duplicate, update or contradict.
+
+BM25 over the item index, plus every live item with the same subject and
+predicate (a functional predicate's old value may share no words with the new
+one), plus cosine neighbours when embeddings are on. A missing or failing
+vector index degrades to BM25 silently: the pipeline must not stop for it."""
+
+from __future__ import annotations
+
+import logging
+
+from memory import embeddings
+from memory.models import MemoryItem, Space
+from memory.search import search
+from memory.services.pipeline.candidates import Candidate
+
+log = logging.getLogger(__name__)
+
+LIMIT = 8
+
+
+def live(space: Space):  # type: ignore[no-untyped-def]
+    return MemoryItem.objects.filter(
+        space=space,
+        status=MemoryItem.Status.ACTIVE,
+        expired_at=None,
+        screen_status=MemoryItem.Screen.OK,
+    )
+
+
+def similar(*, space: Space, candidate: Candidate, limit: int = LIMIT) -> list[MemoryItem]:
+    ids: dict[int, None] = {}
+    query = " ".join(filter(None, [candidate.text, candidate.object]))
+    for hit in search("item", space_id=space.pk, query=query, limit=limit):
+        ids.setdefault(hit.id, None)
+    if embeddings.enabled():
+        try:
+            from memory.search import vectors
+
+            for vhit in vectors.search(space_id=space.pk, query=candidate.text, limit=limit):
+                if vhit.target == "item":
+                    ids.setdefault(vhit.id, None)
+        except embeddings.EmbeddingsUnavailable as exc:
+            log.info("vector neighbours unavailable, using BM25 only: %s", exc)
+        except Exception:  # a broken vector index must not stop ingestion
+            log.warning("vector neighbour search failed; using BM25 only", exc_info=True)
+    if candidate.subject and candidate.predicate:
+        same = live(space).filter(subject__iexact=candidate.subject, predicate=candidate.predicate)
+        for pk in same.order_by("-created_at").values_list("pk", flat=True)[:limit]:
+            ids.setdefault(pk, None)
+    if not ids:
+        return []
+    rows = {item.pk: item for item in live(space).filter(pk__in=list(ids))}
+    return [rows[pk] for pk in ids if pk in rows]
