@@ -39,6 +39,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", interactive=False, verbosity=0)
+        # Collected once so the web server serves hashed, compressed admin and
+        # dashboard assets instead of looking them up on every request.
+        call_command("collectstatic", interactive=False, verbosity=0)
         self._ensure_key(options["space"])
         self._ensure_admin()
         python = sys.executable
@@ -56,7 +59,11 @@ class Command(BaseCommand):
                 "--access-logfile",
                 "-",
                 "--graceful-timeout",
-                "10",
+                "5",
+                # gunicorn's control socket defaults to ~/.gunicorn, shared by
+                # every instance of the user; keep ours with the data.
+                "--control-socket",
+                str(Path(settings.DATA_DIR) / "gunicorn.ctl"),
             ],
             "worker": [
                 python,
@@ -115,12 +122,16 @@ class Command(BaseCommand):
         for proc in procs.values():
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        for proc in procs.values():
+        started = time.monotonic()
+        deadline = started + 15
+        for name, proc in procs.items():
             try:
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
+                self.stderr.write(f"{name} did not stop in time; killing it")
                 proc.kill()
+                proc.wait()
+            self.stdout.write(f"{name} stopped after {time.monotonic() - started:.1f}s")
         self.stdout.write("Engram stopped.")
         if exit_code:
             sys.exit(exit_code)
