@@ -1,0 +1,285 @@
+"""Recall: the read path. No LLM, no writes.
+
+Channels (channels.py) rank candidates independently: BM25 over live facts,
+BM25 over turns (with neighbouring-turn context) and session summaries,
+vectors when embeddings are on, and the entity graph. Weighted reciprocal-rank
+fusion (fusion.py) combines them into a score in [0, 1]; recency, frequency,
+importance and a date named in the query are small boosts on
+top, never filters. Then the temporal filter (temporal.py): live now by
+default, bi-temporal with `as_of`. Quarantined and archived items never come
+back.
+
+Score scale: 1.0 means first place in every channel that can find a result of
+that type; RECALL_SCORE_FLOOR is compared against this number (see
+fusion.py). A floor around 0.15 keeps results that at least one main channel
+put near the top.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from memory import embeddings
+from memory.models import MemoryItem, SessionSummary, Space, Turn
+from memory.search import query_terms
+from memory.services.recall import channels, dates, temporal
+from memory.services.recall.fusion import Fused, Key, Ranking, fuse
+
+__all__ = ["RecallResponse", "Result", "Source", "recall", "TYPES"]
+
+TYPES = ("fact", "turn", "summary", "insight", "skill", "doc")
+ITEM_RESULT_TYPES = {"fact", "insight"}
+
+# Boost sizes, multiplicative on the fused score.
+DATE_BOOST = 0.35
+IMPORTANCE_BOOST = 0.15  # at importance 1.0 vs 0.5 neutral
+FREQUENCY_BOOST = 0.05  # per doubling, up to four doublings
+RECENCY_BOOST = 0.05  # seen today, fading over a month
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    session_id: str | None
+    turn_refs: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    id: str
+    type: str
+    text: str
+    score: float
+    channels: dict[str, float]
+    created_at: datetime
+    valid_from: datetime | None
+    valid_to: datetime | None
+    source: Source
+
+
+@dataclass(slots=True)
+class RecallResponse:
+    results: list[Result]
+    took_ms: float
+    degraded: list[str] = field(default_factory=list)
+
+
+def _pool(k: int) -> int:
+    # Enough depth per channel for fusion and boosts to reorder; bounded so a
+    # k of 100 does not turn into a scan.
+    return min(200, max(40, 4 * k))
+
+
+def recall(
+    *,
+    space: Space,
+    query: str,
+    k: int = 8,
+    as_of: datetime | None = None,
+    types: list[str] | None = None,
+) -> RecallResponse:
+    started = time.perf_counter()
+    wanted = set(types) if types else set(TYPES)
+    degraded: list[str] = []
+    if not query_terms(query) or k <= 0:
+        return RecallResponse([], (time.perf_counter() - started) * 1000, degraded)
+    pool = _pool(k)
+    want_items = bool(wanted & ITEM_RESULT_TYPES)
+    rankings: list[Ranking] = []
+    turn_rows: dict[int, dict[str, Any]] = {}
+    if want_items:
+        rankings.append(
+            channels.bm25_items(space_id=space.pk, query=query, limit=pool, as_of=as_of)
+        )
+        rankings.append(channels.graph(space_id=space.pk, query=query, limit=pool, as_of=as_of))
+    if "turn" in wanted:
+        ranking, turn_rows = channels.bm25_turns(
+            space_id=space.pk, query=query, limit=pool, as_of=as_of
+        )
+        rankings.append(ranking)
+    if "summary" in wanted:
+        rankings.append(
+            channels.bm25_summaries(space_id=space.pk, query=query, limit=pool, as_of=as_of)
+        )
+    if embeddings.enabled():
+        try:
+            rankings.append(
+                channels.vector(space_id=space.pk, query=query, limit=pool, as_of=as_of)
+            )
+        except (embeddings.EmbeddingsUnavailable, ImportError):
+            degraded.append("vector")
+    fused = fuse(rankings)
+    results = _materialise(space=space, fused=fused, k=k, as_of=as_of, wanted=wanted, query=query)
+    return RecallResponse(results, (time.perf_counter() - started) * 1000, degraded)
+
+
+def _materialise(
+    *,
+    space: Space,
+    fused: list[Fused],
+    k: int,
+    as_of: datetime | None,
+    wanted: set[str],
+    query: str,
+) -> list[Result]:
+    """Load the candidates' rows, drop what the temporal filter rejects, apply
+    the boosts, and keep the best k."""
+    # Boosts can lift a candidate by at most ~1.8x, so anything further down
+    # than the k-th score / 1.8 cannot make the cut; keep a margin anyway.
+    head = fused[: max(k * 6, 60)]
+    ids: dict[str, list[int]] = {"item": [], "turn": [], "summary": []}
+    for f in head:
+        ids[f.key[0]].append(f.key[1])
+    items = (
+        {
+            r["id"]: r
+            for r in MemoryItem.objects.filter(space=space, id__in=ids["item"]).values(
+                "id",
+                "text",
+                "kind",
+                "importance",
+                "frequency",
+                "last_seen",
+                "valid_from",
+                "valid_to",
+                "created_at",
+                "expired_at",
+                "status",
+                "screen_status",
+                "source_turn_refs",
+                "source_session__external_id",
+            )
+        }
+        if ids["item"]
+        else {}
+    )
+    turns = (
+        {
+            r["id"]: r
+            for r in Turn.objects.filter(space=space, id__in=ids["turn"]).values(
+                "id",
+                "text",
+                "ref",
+                "ts",
+                "created_at",
+                "metadata",
+                "screen_status",
+                "session__external_id",
+            )
+        }
+        if ids["turn"]
+        else {}
+    )
+    summaries = (
+        {
+            r["id"]: r
+            for r in SessionSummary.objects.filter(space=space, id__in=ids["summary"]).values(
+                "id",
+                "text",
+                "first_ts",
+                "last_ts",
+                "created_at",
+                "session__external_id",
+                "session_id",
+            )
+        }
+        if ids["summary"]
+        else {}
+    )
+
+    now = as_of or timezone.now()
+    windows = dates.windows(query, now=now)
+    scored: list[tuple[float, Key, Result]] = []
+    for f in head:
+        kind, pk = f.key
+        score = f.score
+        result: Result | None = None
+        if kind == "item":
+            row = items.get(pk)
+            if row is None or not temporal.item_visible(row, as_of=as_of):
+                continue
+            rtype = "insight" if row["kind"] == "insight" else "fact"
+            if rtype not in wanted:
+                continue
+            score *= _item_boost(row, now=now)
+            if any(w.contains(row["valid_from"] or row["created_at"]) for w in windows):
+                score *= 1 + DATE_BOOST
+            result = Result(
+                id=str(pk),
+                type=rtype,
+                text=row["text"],
+                score=0.0,
+                channels=f.channels,
+                created_at=row["created_at"],
+                valid_from=row["valid_from"],
+                valid_to=row["valid_to"],
+                source=Source(
+                    row["source_session__external_id"],
+                    [str(r) for r in (row["source_turn_refs"] or [])],
+                ),
+            )
+        elif kind == "turn":
+            row = turns.get(pk)
+            if row is None or not temporal.turn_visible(row, as_of=as_of):
+                continue
+            if windows and any(w.contains(row["ts"]) for w in windows):
+                score *= 1 + DATE_BOOST
+            result = Result(
+                id=str(pk),
+                type="turn",
+                text=row["text"],
+                score=0.0,
+                channels=f.channels,
+                created_at=row["created_at"],
+                valid_from=row["ts"],
+                valid_to=None,
+                source=Source(row["session__external_id"], [row["ref"]] if row["ref"] else []),
+            )
+        else:
+            row = summaries.get(pk)
+            if row is None or not temporal.summary_visible(row, as_of=as_of):
+                continue
+            if windows and any(
+                row["first_ts"]
+                and row["last_ts"]
+                and w.start <= row["last_ts"]
+                and row["first_ts"] < w.end
+                for w in windows
+            ):
+                score *= 1 + DATE_BOOST
+            result = Result(
+                id=str(pk),
+                type="summary",
+                text=row["text"],
+                score=0.0,
+                channels=f.channels,
+                created_at=row["created_at"],
+                valid_from=row["first_ts"],
+                valid_to=row["last_ts"],
+                source=Source(row["session__external_id"], []),
+            )
+        scored.append((score, f.key, result))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    out: list[Result] = []
+    for score, _, result in scored[:k]:
+        object.__setattr__(result, "score", round(min(1.0, score), 6))
+        out.append(result)
+    return out
+
+
+def _item_boost(row: dict[str, Any], *, now: datetime) -> float:
+    importance = max(0.0, min(1.0, float(row["importance"] or 0.0)))
+    doublings = min(4.0, math.log2(max(1, int(row["frequency"] or 1))))
+    age_days = (
+        max(0.0, (now - row["last_seen"]).total_seconds() / 86400) if row["last_seen"] else 365
+    )
+    return (
+        (1 + IMPORTANCE_BOOST * (importance - 0.5) * 2)
+        * (1 + FREQUENCY_BOOST * doublings)
+        * (1 + RECENCY_BOOST * math.exp(-age_days / 30))
+    )

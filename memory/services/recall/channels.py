@@ -1,0 +1,231 @@
+"""The recall channels. Each one ranks candidates on its own and knows nothing
+of the others; fusion.py combines them. All of them are read-only and none
+calls an LLM."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q
+
+from memory import embeddings
+from memory.models import Entity, EntityAlias, MemoryItem, Relation, Turn
+from memory.search import search
+from memory.services.recall.fusion import Key, Ranking
+
+ITEM_TYPES = frozenset({"item"})
+TURN_TYPES = frozenset({"turn"})
+SUMMARY_TYPES = frozenset({"summary"})
+
+# Default channel weights. Turns carry provenance for everything else, items
+# are the distilled form; the graph only speaks when the query names an entity.
+WEIGHTS = {
+    "bm25_items": 1.0,
+    "bm25_turns": 1.0,
+    "bm25_summaries": 0.6,
+    "graph": 0.8,
+    "vector": 0.8,
+}
+
+# How much of a neighbouring turn's BM25 strength a turn inherits: a question
+# often names the topic in one turn and the answer sits in the reply.
+NEIGHBOUR_SHARE = 0.8
+NEIGHBOUR_SPAN = 1
+# A turn said by someone the query names: its BM25 score is multiplied by 1 + this.
+SPEAKER_BOOST = 1.0
+
+
+def vector_weight() -> float:
+    return float(settings.ENGRAM.get("RECALL_VECTOR_WEIGHT", WEIGHTS["vector"]))
+
+
+def bm25_items(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> Ranking:
+    hits = search("item", space_id=space_id, query=query, limit=limit, as_of=as_of)
+    return Ranking(
+        "bm25_items",
+        WEIGHTS["bm25_items"],
+        [("item", h.id) for h in hits],
+        ITEM_TYPES,
+        {("item", h.id): h.score for h in hits},
+    )
+
+
+def bm25_summaries(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> Ranking:
+    hits = search("summary", space_id=space_id, query=query, limit=limit, as_of=as_of)
+    return Ranking(
+        "bm25_summaries",
+        WEIGHTS["bm25_summaries"],
+        [("summary", h.id) for h in hits],
+        SUMMARY_TYPES,
+        {("summary", h.id): h.score for h in hits},
+    )
+
+
+def speaker_of(metadata: Any) -> str:
+    """The name of who said a turn, when the client recorded one."""
+    if isinstance(metadata, dict):
+        for key in ("speaker", "name", "author"):
+            value = metadata.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return ""
+
+
+def bm25_turns(
+    *, space_id: int, query: str, limit: int, as_of: datetime | None
+) -> tuple[Ranking, dict[int, dict[str, Any]]]:
+    """BM25 over turns, with two turn-level signals folded into the score:
+    a turn said by someone the query names counts more (in a multi-party
+    transcript "what did Anna say about X" is about Anna's turns, whose text
+    rarely contains her own name), and each turn inherits a share of its
+    neighbours' strength, so a reply to a matching turn (and the turn a
+    matching reply answers) rises. Returns the ranking and the rows loaded."""
+    hits = search("turn", space_id=space_id, query=query, limit=limit, as_of=as_of)
+    if not hits:
+        return Ranking("bm25_turns", WEIGHTS["bm25_turns"], [], TURN_TYPES), {}
+    # Turns of a session are stored in arrival order, so a turn's neighbours are
+    # the adjacent ids of the same session; a gap simply means no neighbour.
+    wanted = {h.id + d for h in hits for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1)}
+    rows = {
+        r["id"]: r
+        for r in Turn.objects.filter(space_id=space_id, id__in=wanted, screen_status="ok").values(
+            "id", "session_id", "ts", "created_at", "metadata"
+        )
+    }
+    if as_of is not None:
+        rows = {i: r for i, r in rows.items() if r["created_at"] <= as_of and r["ts"] <= as_of}
+    named = set(norm(query).split())
+    base = {h.id: h.score for h in hits if h.id in rows}
+    scores: dict[int, float] = {}
+    for tid, row in rows.items():
+        near = 0.0
+        for d in range(1, NEIGHBOUR_SPAN + 1):
+            for nid in (tid - d, tid + d):
+                other = rows.get(nid)
+                if other is not None and other["session_id"] == row["session_id"]:
+                    near = max(near, base.get(nid, 0.0) / d)
+        score = base.get(tid, 0.0) + NEIGHBOUR_SHARE * near
+        speaker = norm(speaker_of(row["metadata"]))
+        if speaker and set(speaker.split()) & named:
+            score *= 1 + SPEAKER_BOOST
+        if score > 0:
+            scores[tid] = score
+    order = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
+    ranking = Ranking(
+        "bm25_turns",
+        WEIGHTS["bm25_turns"],
+        [("turn", i) for i in order],
+        TURN_TYPES,
+        {("turn", i): scores[i] for i in order},
+    )
+    return ranking, rows
+
+
+def vector(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> Ranking:
+    """Cosine similarity over the space's embeddings. Raises
+    embeddings.EmbeddingsUnavailable (or ImportError before the vector index
+    exists) for the caller to record as degraded."""
+    from memory.search import vectors  # type: ignore[attr-defined]
+
+    hits = vectors.search(space_id=space_id, query=query, limit=limit, as_of=as_of)
+    keys: list[Key] = [(h.target, int(h.id)) for h in hits]
+    return Ranking(
+        "vector",
+        vector_weight(),
+        keys,
+        ITEM_TYPES | TURN_TYPES | SUMMARY_TYPES,
+        {k: float(h.score) for k, h in zip(keys, hits, strict=True)},
+    )
+
+
+def vectors_enabled() -> bool:
+    return embeddings.enabled()
+
+
+_NORM = re.compile(r"[^\w]+", re.UNICODE)
+
+
+def norm(text: str) -> str:
+    return _NORM.sub(" ", text.lower()).strip()
+
+
+def _ngrams(query: str, max_n: int = 3) -> set[str]:
+    words = norm(query).split()
+    return {
+        " ".join(words[i : i + n]) for n in range(1, max_n + 1) for i in range(len(words) - n + 1)
+    }
+
+
+def entities_in_query(*, space_id: int, query: str) -> list[int]:
+    try:
+        from memory.services.graph import entities_in_text  # type: ignore[import-not-found]
+    except ImportError:
+        grams = _ngrams(query)
+        if not grams:
+            return []
+        return list(
+            EntityAlias.objects.filter(space_id=space_id, norm__in=grams)
+            .values_list("entity_id", flat=True)
+            .distinct()
+        )
+    from memory.models import Space
+
+    space = Space.objects.get(pk=space_id)
+    return [e.pk for e in entities_in_text(space=space, text=query)]
+
+
+def _live_edges(as_of: datetime | None) -> Q:
+    if as_of is None:
+        return Q(expired_at__isnull=True)
+    return Q(created_at__lte=as_of) & (Q(expired_at__isnull=True) | Q(expired_at__gt=as_of))
+
+
+def graph(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> Ranking:
+    """Entities the query names -> facts about them (edges and subject), then
+    the facts of their 1-hop neighbours, ranked in that order."""
+    entity_ids = entities_in_query(space_id=space_id, query=query)
+    keys: list[Key] = []
+    if entity_ids:
+        seen: set[int] = set()
+
+        def add(item_ids: list[int]) -> None:
+            for iid in item_ids:
+                if iid not in seen and len(keys) < limit:
+                    seen.add(iid)
+                    keys.append(("item", iid))
+
+        names = list(Entity.objects.filter(pk__in=entity_ids).values_list("name", flat=True))
+        edges = Relation.objects.filter(space_id=space_id).filter(_live_edges(as_of))
+        direct = edges.filter(Q(src_id__in=entity_ids) | Q(dst_id__in=entity_ids))
+        add(
+            list(
+                direct.filter(item__isnull=False)
+                .order_by("-created_at", "id")
+                .values_list("item_id", flat=True)[:limit]
+            )
+        )
+        add(
+            list(
+                MemoryItem.objects.filter(space_id=space_id, subject__in=names)
+                .order_by("-importance", "-last_seen", "id")
+                .values_list("id", flat=True)[:limit]
+            )
+        )
+        neighbours = set()
+        for src, dst in direct.values_list("src_id", "dst_id")[: limit * 4]:
+            neighbours.update((src, dst))
+        neighbours -= set(entity_ids)
+        if neighbours and len(keys) < limit:
+            add(
+                list(
+                    edges.filter(Q(src_id__in=neighbours) | Q(dst_id__in=neighbours))
+                    .filter(item__isnull=False)
+                    .order_by("-created_at", "id")
+                    .values_list("item_id", flat=True)[:limit]
+                )
+            )
+    # A query that names no entity leaves the graph out of the score's scale.
+    return Ranking("graph", WEIGHTS["graph"], keys, ITEM_TYPES if entity_ids else frozenset())

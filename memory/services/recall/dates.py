@@ -1,0 +1,126 @@
+"""Date expressions in a query, turned into a time window.
+
+"in 2023", "May 2023", "last May", "in March", "yesterday", "last week",
+"2023-05-08" name a stretch of time; turns and facts whose time falls in it
+get a boost (never a filter: the words may describe the question, not the
+answer). Relative expressions resolve against `now`, which recall passes as
+`as_of` when it is given, so a time-travel query reads "last May" from then.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+MONTHS = {
+    name: i
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH}\.?,?\s+(\d{{4}})\b", re.I)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
+_MONTH_YEAR = re.compile(rf"\b{_MONTH}\.?,?\s+(?:of\s+)?(\d{{4}})\b", re.I)
+_LAST_MONTH_NAME = re.compile(rf"\blast\s+{_MONTH}\b", re.I)
+# "in May" without a year: only with a preposition so "may" the verb is not a date.
+_IN_MONTH = re.compile(rf"\b(?:in|during|since|by|early|late|mid)\s+{_MONTH}\b", re.I)
+_YEAR = re.compile(r"\b(?:in|during|since|of|by|year)\s+((?:19|20)\d{2})\b", re.I)
+_RELATIVE = {
+    "yesterday": (1, 1),
+    "last week": (7, 14),
+    "last month": (31, 62),
+    "last year": (365, 730),
+    "this week": (0, 7),
+    "this month": (0, 31),
+    "this year": (0, 366),
+    "recently": (0, 30),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    start: datetime
+    end: datetime  # exclusive
+    expression: str
+
+    def contains(self, when: datetime | None) -> bool:
+        return when is not None and self.start <= when < self.end
+
+
+def _month_window(year: int, month: int, expression: str) -> Window:
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
+    return Window(start, end, expression)
+
+
+def _day_window(year: int, month: int, day: int, expression: str) -> Window | None:
+    try:
+        start = datetime(year, month, day, tzinfo=UTC)
+    except ValueError:
+        return None
+    return Window(start, start + timedelta(days=1), expression)
+
+
+def windows(query: str, *, now: datetime) -> list[Window]:
+    """Every time window the query names, most specific first."""
+    text = query or ""
+    found: list[Window] = []
+    for m in _ISO.finditer(text):
+        w = _day_window(int(m[1]), int(m[2]), int(m[3]), m[0])
+        if w:
+            found.append(w)
+    for m in _DAY_MONTH_YEAR.finditer(text):
+        w = _day_window(int(m[3]), MONTHS[m[2].lower()], int(m[1]), m[0])
+        if w:
+            found.append(w)
+    for m in _MONTH_DAY_YEAR.finditer(text):
+        w = _day_window(int(m[3]), MONTHS[m[1].lower()], int(m[2]), m[0])
+        if w:
+            found.append(w)
+    if not found:
+        for m in _MONTH_YEAR.finditer(text):
+            found.append(_month_window(int(m[2]), MONTHS[m[1].lower()], m[0]))
+    lowered = text.lower()
+    for m in _LAST_MONTH_NAME.finditer(text):
+        month = MONTHS[m[1].lower()]
+        year = now.year if month < now.month else now.year - 1
+        found.append(_month_window(year, month, m[0]))
+    if not found:
+        for m in _IN_MONTH.finditer(text):
+            month = MONTHS[m[1].lower()]
+            year = now.year if month <= now.month else now.year - 1
+            found.append(_month_window(year, month, m[0]))
+        for m in _YEAR.finditer(text):
+            year = int(m[1])
+            found.append(
+                Window(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), m[0])
+            )
+    for phrase, (near, far) in _RELATIVE.items():
+        if phrase in lowered:
+            day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+            found.append(
+                Window(
+                    day - timedelta(days=far),
+                    day - timedelta(days=near) + timedelta(days=1),
+                    phrase,
+                )
+            )
+    return found
