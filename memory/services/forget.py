@@ -181,6 +181,9 @@ def _hard_delete_items(*, space: Space, items: list[MemoryItem], actor: str) -> 
 
     ids = {i.pk for i in items}
     texts = [i.text for i in items]
+    # The object is the private part of a fact ("lives in <where>"); audit
+    # details quoting it alone are scrubbed too.
+    needles = texts + [i.object for i in items if len(i.object) >= 4]
     with transaction.atomic():
         relations = Relation.objects.filter(space=space, item_id__in=ids)
         entity_ids = {e for pair in relations.values_list("src_id", "dst_id") for e in pair}
@@ -201,7 +204,7 @@ def _hard_delete_items(*, space: Space, items: list[MemoryItem], actor: str) -> 
         MemoryItem.objects.filter(space=space, pk__in=ids).delete()
         Belief.objects.filter(pk__in=belief_ids, evidence=None).delete()
         Entity.objects.filter(pk__in=_orphan_entities(space=space, candidates=entity_ids)).delete()
-        _scrub_audit(space=space, item_ids=ids, texts=texts)
+        _scrub_audit(space=space, item_ids=ids, texts=needles)
         _remove_lines_from_core(space=space, texts=texts, actor=actor, hard=True)
         audit.record(
             space=space,
