@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 from ninja import Query, Router, Schema
+from ninja.responses import Status
 from pydantic import Field
 
 from consolidation import selectors, services
@@ -33,7 +34,7 @@ def run_out(run: ConsolidationRun) -> RunOut:
 @router.post("/consolidate", response={202: ConsolidateOut})
 def consolidate(
     request: HttpRequest, payload: ConsolidateIn | None = None
-) -> tuple[int, ConsolidateOut]:
+) -> Status[ConsolidateOut]:
     payload = payload or ConsolidateIn()
     run, created = services.start_run(
         space=request.space,  # type: ignore[attr-defined]
@@ -41,7 +42,7 @@ def consolidate(
         only=payload.steps,
         skip=payload.skip,
     )
-    return 202, ConsolidateOut(run_id=run.pk, status=run.status, created=created)
+    return Status(202, ConsolidateOut(run_id=run.pk, status=run.status, created=created))
 
 
 class RunFilter(Schema):

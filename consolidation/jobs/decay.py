@@ -49,8 +49,8 @@ def run(ctx: StepContext) -> StepResult:
         )
     )
     for item in list(events):
-        invalidate(item=item, actor=ACTOR, reason="event past its horizon")
-        result.add("expired")
+        if invalidate(item=item, actor=ACTOR, reason="event past its horizon"):
+            result.add("expired")
 
     # Forgetting curve over what is left.
     threshold = cfg("DECAY_ARCHIVE_BELOW")

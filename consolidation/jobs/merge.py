@@ -178,8 +178,7 @@ def _merge(ctx: StepContext, group: list[MemoryItem], result: StepResult) -> Non
             update["text"] = denser
         MemoryItem.objects.filter(pk=keep.pk).update(**update)
         keep.refresh_from_db()
-        for other in others:
-            supersede(old=other, new=keep, actor=ACTOR)
+        others = [o for o in others if supersede(old=o, new=keep, actor=ACTOR)]
         audit.record(
             space=ctx.space,
             action="merge",
@@ -222,8 +221,8 @@ def _contradictions(ctx: StepContext, result: StepResult) -> None:
                     continue  # a duplicate, not a contradiction: the merge pass took it
                 if not live_items(ctx.space).filter(pk=old.pk).exists():
                     continue
-                supersede(old=old, new=newest, actor=ACTOR)
-                result.add("contradictions")
+                if supersede(old=old, new=newest, actor=ACTOR):
+                    result.add("contradictions")
 
 
 def run(ctx: StepContext) -> StepResult:
