@@ -1,30 +1,49 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from io import BytesIO
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 
+def _too_big(size: str) -> JsonResponse:
+    return JsonResponse(
+        {"detail": f"request body is {size} bytes; the limit is {settings.MAX_BODY_BYTES}"},
+        status=413,
+    )
+
+
 class BodySizeLimitMiddleware:
-    """Answer 413 for a declared body larger than ENGRAM_MAX_BODY_BYTES before
-    anything reads it. Bodies without a length are caught later by Django's
-    DATA_UPLOAD_MAX_MEMORY_SIZE, which the API turns into a 413 as well."""
+    """Answer 413 for a body larger than ENGRAM_MAX_BODY_BYTES before any view
+    parses it.
+
+    A declared Content-Length is checked without reading anything. A chunked
+    body has no length, and Django would read it as empty, so it is read here
+    up to one byte past the limit: over the limit answers 413, otherwise the
+    bytes read become the request body."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        length = request.META.get("CONTENT_LENGTH") or "0"
-        try:
-            declared = int(length)
-        except ValueError:
-            return JsonResponse({"detail": "Content-Length is not a number"}, status=400)
-        if declared > settings.MAX_BODY_BYTES:
-            return JsonResponse(
-                {
-                    "detail": f"request body is {declared} bytes; the limit is {settings.MAX_BODY_BYTES}"
-                },
-                status=413,
-            )
+        length = request.META.get("CONTENT_LENGTH") or ""
+        if length:
+            try:
+                declared = int(length)
+            except ValueError:
+                return JsonResponse({"detail": "Content-Length is not a number"}, status=400)
+            if declared > settings.MAX_BODY_BYTES:
+                return _too_big(str(declared))
+        elif "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+            stream = request.META.get("wsgi.input")
+            if stream is not None:
+                body = stream.read(settings.MAX_BODY_BYTES + 1)
+                if len(body) > settings.MAX_BODY_BYTES:
+                    return _too_big(f"more than {settings.MAX_BODY_BYTES}")
+                request.META["CONTENT_LENGTH"] = str(len(body))
+                # HttpRequest.body and read() use these; the WSGI stream was
+                # consumed above.
+                request._body = body
+                request._stream = BytesIO(body)  # type: ignore[attr-defined]
         return self.get_response(request)
