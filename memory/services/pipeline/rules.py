@@ -23,7 +23,7 @@ _CLAUSE = re.compile(r",?\s+(?:and|but|also|plus)\s+(?=(?:i|i'm|i've|my|we)\b)",
 _STOP = re.compile(
     r"\s+(?:and|but|because|since|so|which|who|where|when|although|though|while|now|anymore|"
     r"any ?more|these days|nowadays|currently|right now|for (?:a|the|about|\d+)|as of|"
-    r"please|thanks|btw|lol|too|as well|actually|though|with|together with)\b.*$",
+    r"please|thanks|btw|lol|too|as well|actually|though|with|together with|near|close to|next to)\b.*$",
     re.I,
 )
 _NAME_STOP = frozenset(

@@ -1,0 +1,141 @@
+"""A real local HTTP server speaking the OpenAI chat-completions wire format.
+
+The LLM is the one boundary Engram's tests fake, and it is faked on the wire so
+httpx, timeouts, status codes and malformed JSON are exercised for real.
+Replies are scripted (`push`) or, when the script is empty, produced by a
+small deterministic responder that answers extraction and resolution prompts
+instantly (the benchmark uses that)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    content: str | None = None  # the assistant message text
+    status: int = 200
+    raw: str | None = None  # a raw response body instead of a completion
+    delay: float = 0.0  # seconds to wait before answering (timeouts)
+
+
+def completion(content: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": "fake",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+
+
+_TURN = re.compile(r"^TURN \[(?P<role>\w+)\][^\n]*:\n(?P<text>.*)\Z", re.S | re.M)
+_NEW = re.compile(r"^NEW (\d+):", re.M)
+
+
+def auto_reply(body: dict[str, Any]) -> str:
+    """Extraction: the turn's first sentence as one fact about the user.
+    Resolution: ADD every new candidate."""
+    system = body["messages"][0]["content"]
+    user = body["messages"][-1]["content"]
+    if "extract durable facts" in system:
+        m = _TURN.search(user)
+        text = (m.group("text") if m else user).strip()
+        first = re.split(r"(?<=[.!?])\s+", text)[0][:300]
+        return json.dumps(
+            {"facts": [{"text": first, "kind": "fact", "subject": "user", "importance": 0.5}]}
+        )
+    if "maintain a memory of facts" in system:
+        return json.dumps(
+            {
+                "decisions": [
+                    {"index": int(i), "action": "ADD", "ids": []} for i in _NEW.findall(user)
+                ]
+            }
+        )
+    return "{}"
+
+
+class FakeLLM:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.raw_bodies: list[bytes] = []
+        self.script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                body = json.loads(raw or b"{}")
+                with fake._lock:
+                    fake.raw_bodies.append(raw)
+                    fake.requests.append(body)
+                    reply = fake.script.popleft() if fake.script else None
+                if reply is None:
+                    reply = Reply(content=auto_reply(body))
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.raw is not None:
+                    data = reply.raw.encode()
+                elif reply.status != 200:
+                    data = json.dumps({"error": {"message": "fake failure"}}).encode()
+                else:
+                    data = json.dumps(completion(reply.content or "")).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out and went away
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def provider(self, **extra: Any) -> dict[str, Any]:
+        return {"base_url": self.base_url, "model": "fake-model", **extra}
+
+    def push(self, *replies: Reply) -> None:
+        with self._lock:
+            self.script.extend(replies)
+
+    def start(self) -> FakeLLM:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> FakeLLM:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
