@@ -1,0 +1,69 @@
+"""The idle check and the daily run, driven by a real beat and worker over a
+real Redis broker, with shortened intervals."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from consolidation.models import ConsolidationRun
+from memory.models import MemoryItem, Space
+from tests.consolidation.workers import celery_processes, redis_server, wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def test_beat_runs_the_idle_check_and_the_daily_run(tmp_path):  # type: ignore[no-untyped-def]
+    now = timezone.now()
+    idle = Space.objects.create(name="idle", last_activity_at=now - timedelta(minutes=10))
+    busy = Space.objects.create(name="busy", last_activity_at=now)
+    for space in (idle, busy):
+        for _ in range(2):
+            MemoryItem.objects.create(
+                space=space,
+                text="Sam keeps bees on the roof",
+                subject="sam",
+                predicate="keeps",
+                object="bees",
+            )
+    # The daily run is due at the next whole minute (beat never fires a
+    # crontab for the minute it started in).
+    daily_at = (timezone.now() + timedelta(minutes=1)).strftime("%H:%M")
+    env = {
+        "ENGRAM_CONSOLIDATE_CHECK_SECONDS": "1",
+        "ENGRAM_CONSOLIDATE_IDLE_MINUTES": "5",
+        "ENGRAM_CONSOLIDATE_DAILY_AT": daily_at,
+        "ENGRAM_ENV_REFRESH_MINUTES": "60",
+    }
+    with (
+        redis_server() as redis_url,
+        celery_processes(redis_url=redis_url, data_dir=tmp_path, extra_env=env) as logs,
+    ):
+
+        def idle_done() -> bool:
+            return ConsolidationRun.objects.filter(
+                space=idle, trigger="idle", status="done"
+            ).exists()
+
+        ok = wait_for(idle_done, timeout=60)
+        assert ok, (logs / "worker.log").read_text()[-3000:] + (logs / "beat.log").read_text()[
+            -2000:
+        ]
+        # The busy space is not idle: no idle run for it.
+        assert not ConsolidationRun.objects.filter(space=busy, trigger="idle").exists()
+        idle_run = ConsolidationRun.objects.get(space=idle, trigger="idle")
+        assert idle_run.steps["merge"]["counts"]["merged"] == 1
+        assert "merged 1" in idle_run.report
+
+        def daily_done() -> bool:
+            return ConsolidationRun.objects.filter(
+                space=busy, trigger="daily", status="done"
+            ).exists()
+
+        ok = wait_for(daily_done, timeout=150)
+        assert ok, (logs / "beat.log").read_text()[-3000:]
+    busy.refresh_from_db()
+    assert busy.last_consolidated_at is not None
+    assert MemoryItem.objects.filter(space=busy, expired_at=None).count() == 1
