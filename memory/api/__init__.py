@@ -5,6 +5,7 @@ from memory.api.core import router as core_router
 from memory.api.export import router as export_router
 from memory.api.facts import router as facts_router
 from memory.api.memory_tools import router as memory_tools_router
+from memory.api.recall import router as recall_router
 from memory.api.status import router as status_router
 from memory.api.turns import router as turns_router
 
@@ -17,3 +18,4 @@ routers = [
     facts_router,
 ]
 routers.append(export_router)
+routers.append(recall_router)

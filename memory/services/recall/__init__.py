@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.utils import timezone
@@ -84,6 +84,9 @@ def recall(
     types: list[str] | None = None,
 ) -> RecallResponse:
     started = time.perf_counter()
+    if as_of is not None and timezone.is_naive(as_of):
+        # A date without a zone is read as UTC, like every stored time.
+        as_of = timezone.make_aware(as_of, UTC)
     wanted = set(types) if types else set(TYPES)
     degraded: list[str] = []
     if not query_terms(query) or k <= 0:
@@ -96,7 +99,7 @@ def recall(
         rankings.append(
             channels.bm25_items(space_id=space.pk, query=query, limit=pool, as_of=as_of)
         )
-        rankings.append(channels.graph(space_id=space.pk, query=query, limit=pool, as_of=as_of))
+        rankings.append(channels.graph(space=space, query=query, limit=pool, as_of=as_of))
     if "turn" in wanted:
         ranking, turn_rows = channels.bm25_turns(
             space_id=space.pk, query=query, limit=pool, as_of=as_of

@@ -12,8 +12,9 @@ from django.conf import settings
 from django.db.models import Q
 
 from memory import embeddings
-from memory.models import Entity, EntityAlias, MemoryItem, Relation, Turn
+from memory.models import Entity, MemoryItem, Relation, Space, Turn
 from memory.search import search
+from memory.services.graph import entities_in_text
 from memory.services.recall.fusion import Key, Ranking
 
 ITEM_TYPES = frozenset({"item"})
@@ -152,28 +153,7 @@ def norm(text: str) -> str:
     return _NORM.sub(" ", text.lower()).strip()
 
 
-def _ngrams(query: str, max_n: int = 3) -> set[str]:
-    words = norm(query).split()
-    return {
-        " ".join(words[i : i + n]) for n in range(1, max_n + 1) for i in range(len(words) - n + 1)
-    }
-
-
-def entities_in_query(*, space_id: int, query: str) -> list[int]:
-    try:
-        from memory.services.graph import entities_in_text  # type: ignore[import-not-found]
-    except ImportError:
-        grams = _ngrams(query)
-        if not grams:
-            return []
-        return list(
-            EntityAlias.objects.filter(space_id=space_id, norm__in=grams)
-            .values_list("entity_id", flat=True)
-            .distinct()
-        )
-    from memory.models import Space
-
-    space = Space.objects.get(pk=space_id)
+def entities_in_query(*, space: Space, query: str) -> list[int]:
     return [e.pk for e in entities_in_text(space=space, text=query)]
 
 
@@ -183,10 +163,11 @@ def _live_edges(as_of: datetime | None) -> Q:
     return Q(created_at__lte=as_of) & (Q(expired_at__isnull=True) | Q(expired_at__gt=as_of))
 
 
-def graph(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> Ranking:
+def graph(*, space: Space, query: str, limit: int, as_of: datetime | None) -> Ranking:
     """Entities the query names -> facts about them (edges and subject), then
     the facts of their 1-hop neighbours, ranked in that order."""
-    entity_ids = entities_in_query(space_id=space_id, query=query)
+    space_id = space.pk
+    entity_ids = entities_in_query(space=space, query=query)
     keys: list[Key] = []
     if entity_ids:
         seen: set[int] = set()

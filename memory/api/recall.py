@@ -1,0 +1,67 @@
+"""POST /api/v1/recall and POST /api/v1/memory/search (the agent tool
+`memory_search`): the same read-only recall, the same body and answer."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from django.http import HttpRequest
+from ninja import Router, Schema
+from pydantic import Field
+
+from memory.services.recall import RecallResponse, recall
+
+router = Router(tags=["recall"])
+
+ResultType = Literal["fact", "turn", "summary", "insight", "skill", "doc"]
+
+
+class RecallIn(Schema):
+    query: str = Field(max_length=16_000)
+    k: int = Field(default=8, ge=1, le=100)
+    as_of: datetime | None = None
+    types: list[ResultType] | None = Field(default=None, max_length=6)
+
+
+class SourceOut(Schema):
+    session_id: str | None
+    turn_refs: list[str]
+
+
+class ResultOut(Schema):
+    id: str
+    type: str
+    text: str
+    score: float
+    channels: dict[str, float]
+    created_at: datetime
+    valid_from: datetime | None
+    valid_to: datetime | None
+    source: SourceOut
+
+
+class RecallOut(Schema):
+    results: list[ResultOut]
+    took_ms: float
+    degraded: list[str] = Field(default_factory=list)
+
+
+def _answer(request: HttpRequest, payload: RecallIn) -> RecallResponse:
+    return recall(
+        space=request.space,  # type: ignore[attr-defined]
+        query=payload.query,
+        k=payload.k,
+        as_of=payload.as_of,
+        types=list(payload.types) if payload.types else None,
+    )
+
+
+@router.post("/recall", response=RecallOut)
+def post_recall(request: HttpRequest, payload: RecallIn) -> RecallResponse:
+    return _answer(request, payload)
+
+
+@router.post("/memory/search", response=RecallOut)
+def post_memory_search(request: HttpRequest, payload: RecallIn) -> RecallResponse:
+    return _answer(request, payload)

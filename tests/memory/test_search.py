@@ -1,0 +1,105 @@
+"""The full-text facade on SQLite FTS5 and PostgreSQL: ranks, filters, and
+never raises on whatever a user types."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory.models import MemoryItem, Session, SessionSummary, Space, Turn
+from memory.search import query_terms, search
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def corpus(space):  # type: ignore[no-untyped-def]
+    s = Session.objects.create(space=space, external_id="s")
+    Turn.objects.create(
+        space=space, session=s, ref="1", role="user", text="Running shoes for marathons"
+    )
+    Turn.objects.create(
+        space=space, session=s, ref="2", role="user", text="I ran a marathon in Berlin"
+    )
+    Turn.objects.create(
+        space=space,
+        session=s,
+        ref="3",
+        role="user",
+        text="cooking pasta tonight",
+        screen_status="flagged",
+    )
+    MemoryItem.objects.create(space=space, text="Ran the Berlin marathon in 2019")
+    MemoryItem.objects.create(
+        space=space, text="Old marathon fact", expired_at=datetime(2024, 1, 1, tzinfo=UTC)
+    )
+    SessionSummary.objects.create(space=space, session=s, text="Talked about marathons and shoes")
+    return s
+
+
+def test_stemming_matches_word_forms(corpus, space) -> None:
+    hits = search("turn", space_id=space.pk, query="marathon running")
+    assert len(hits) == 2
+    assert all(h.score > 0 for h in hits)
+
+
+def test_items_are_live_only_by_default(corpus, space) -> None:
+    texts = [
+        MemoryItem.objects.get(pk=h.id).text
+        for h in search("item", space_id=space.pk, query="marathon")
+    ]
+    assert texts == ["Ran the Berlin marathon in 2019"]
+
+
+def test_quarantined_turns_are_not_found(corpus, space) -> None:
+    assert search("turn", space_id=space.pk, query="pasta") == []
+
+
+def test_other_spaces_are_not_searched(corpus) -> None:
+    other = Space.objects.create(name="other")
+    assert search("turn", space_id=other.pk, query="marathon") == []
+    assert search("summary", space_id=other.pk, query="marathon") == []
+
+
+def test_stopwords_are_dropped_unless_nothing_else_is_left() -> None:
+    assert query_terms("what is the marathon") == ["marathon"]
+    assert query_terms("who am I") == ["who", "am", "i"]
+    assert query_terms("") == []
+    assert query_terms('"") OR * NEAR(') == ["near"]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(query=st.text(max_size=300))
+def test_any_query_string_is_safe(corpus, space, query) -> None:
+    for target in ("item", "turn", "summary"):
+        hits = search(target, space_id=space.pk, query=query, limit=5)
+        assert len(hits) <= 5
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        "'",
+        "\\",
+        "a\"b'c",
+        "NEAR/2",
+        "^marathon",
+        "marathon*",
+        "-marathon",
+        "text:marathon",
+        "🏃‍♀️ marathon",
+        "マラソン",
+        "\x00marathon",
+        "marathon" * 500,
+    ],
+)
+def test_operator_characters_are_plain_text(corpus, space, query) -> None:
+    search("turn", space_id=space.pk, query=query)  # must not raise
+    if "marathon" in query.lower() and len(query) < 100:
+        assert search("turn", space_id=space.pk, query=query)
