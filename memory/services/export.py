@@ -23,6 +23,7 @@ from memory.models import (
     Belief,
     CoreBlock,
     Entity,
+    EntityAlias,
     MemoryItem,
     Relation,
     Session,
@@ -397,10 +398,9 @@ def mirror_obsidian(*, space: Space, folder: Path, redacted: bool = False) -> di
     items = list(MemoryItem.objects.filter(space=space))
     uids = item_uids(items)
     live = [i for i in items if i.is_live]
-    aliases = {
-        a.norm: a.entity
-        for a in Entity.objects.filter(space=space).prefetch_related("aliases")
-        for a in a.aliases.all()
+    aliases: dict[str, Entity] = {
+        alias.norm: alias.entity
+        for alias in EntityAlias.objects.filter(space=space).select_related("entity")
     }
     for entity in Entity.objects.filter(space=space):
         aliases.setdefault(entity.norm, entity)
@@ -455,6 +455,12 @@ def mirror_obsidian(*, space: Space, folder: Path, redacted: bool = False) -> di
             path.unlink()
             removed += 1
 
+    pages = {f"{_filename(e.name)}.md" for e in linked.values()}
+    for path in entities_dir.glob("*.md"):
+        head = path.read_text(encoding="utf-8", errors="replace")[:400]
+        if path.name not in pages and head.startswith("---\n") and f"\n{MARKER}: entity:" in head:
+            path.unlink()
+            removed += 1
     entity_pages = 0
     for entity in linked.values():
         others = sorted({a.alias for a in entity.aliases.all() if a.norm != entity.norm})

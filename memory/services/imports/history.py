@@ -118,7 +118,7 @@ def _present(space: Space, session_ids: set[str]) -> set[tuple[str, str]]:
     rows = Turn.objects.filter(
         space=space, session__external_id__in=session_ids, ref__isnull=False
     ).values_list("session__external_id", "ref")
-    return {(s, r) for s, r in rows}
+    return {(s, r) for s, r in rows if r is not None}
 
 
 def estimate(*, space: Space, path: Path) -> Estimate:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -448,5 +449,5 @@ def import_space(*, space: Space, data: dict[str, Any], actor: str = "import") -
         if jobs:
             outbox.enqueue_on_commit(jobs)
         for block_id in blocks:
-            transaction.on_commit(lambda block_id=block_id: mirror.write_block(block_id=block_id))
+            transaction.on_commit(partial(mirror.write_block, block_id=block_id))
     return report
