@@ -35,10 +35,19 @@ api = NinjaAPI(
 )
 
 
+_SOURCES = ("body", "query", "path", "header", "cookie", "form", "file")
+
+
 def _loc(error: dict[str, Any]) -> str:
-    # ninja reports ["body", "payload", "field", ...]; the client cares about the field path.
-    parts = [str(p) for p in error.get("loc", []) if p not in ("body", "payload", "query", "path")]
-    return ".".join(parts) or "body"
+    # ninja reports (source, [argument name,] field, ...): ("body", "payload", "text")
+    # or ("query", "k"). Only the leading location is dropped, so a field that
+    # happens to be called "path" or "query" keeps its name.
+    loc = [str(p) for p in error.get("loc", ())]
+    if loc and loc[0] in _SOURCES:
+        source, loc = loc[0], loc[1:]
+        if source == "body" and len(loc) > 1:
+            loc = loc[1:]  # the operation's argument name, e.g. "payload"
+    return ".".join(loc) or "body"
 
 
 @api.exception_handler(ValidationError)
