@@ -40,7 +40,7 @@ from memory.models import (
     Space,
     Turn,
 )
-from memory.search import query_terms, search
+from memory.search import Target, query_terms, search
 from memory.services import audit
 
 log = logging.getLogger(__name__)
@@ -222,7 +222,11 @@ def _hard_delete_conversation(*, space: Space, query: str) -> int:
     """Turns and summaries containing every word of the query."""
     terms = query_terms(query)
     removed = 0
-    for target, model in (("turn", Turn), ("summary", SessionSummary)):
+    pairs: list[tuple[Target, type[Turn] | type[SessionSummary]]] = [
+        ("turn", Turn),
+        ("summary", SessionSummary),
+    ]
+    for target, model in pairs:
         hits = search(target, space_id=space.pk, query=query, limit=QUERY_LIMIT, live_only=False)
         rows = model.objects.filter(space=space, pk__in=[h.id for h in hits])
         doomed = [r.pk for r in rows if _matches_all(r.text, terms)]
@@ -254,10 +258,19 @@ def _wipe_space(*, space: Space, actor: str) -> int:
     total = 0
     with transaction.atomic():
         # Leaves first so cascades have little left to collect.
-        order = [Relation, EntityAlias, Belief, Entity, MemoryItem, SessionSummary, Turn]
+        order: list[type[models.Model]] = [
+            Relation,
+            EntityAlias,
+            Belief,
+            Entity,
+            MemoryItem,
+            SessionSummary,
+            Turn,
+        ]
         rest = [m for m in _space_models() if m not in order and m is not CoreBlock]
-        for model in [*order, *rest, CoreBlock]:
-            total += model.objects.filter(space=space).delete()[0]
+        doomed: list[type[models.Model]] = [*order, *rest, CoreBlock]
+        for model in doomed:
+            total += model._default_manager.filter(space=space).delete()[0]
         Space.objects.filter(pk=space.pk).update(last_activity_at=None, last_consolidated_at=None)
     mirror.remove_space(space=space)
     # Not written to the audit table: that table of this space is part of what

@@ -82,6 +82,8 @@ def _write_file(path: Path, content: str, mtime: float) -> None:
 def write_block(*, block_id: int | None = None, block: CoreBlock | None = None) -> Path | None:
     """Write one block's file from the database (called after every change)."""
     if block is None:
+        if block_id is None:
+            return None
         block = CoreBlock.objects.select_related("space").filter(pk=block_id).first()
         if block is None:
             return None

@@ -90,7 +90,7 @@ class Command(BaseCommand):
 
     def _time(self, client: Client, queries: list[str | None]) -> list[float]:
         timings = []
-        for query in tqdm(queries, desc="requests", unit="req", leave=False):
+        for query in tqdm(queries, desc="requests", unit="req", leave=False, disable=None):
             url = "/api/v1/context" + (f"?query={query}" if query else "")
             started = time.perf_counter()
             response = client.get(url)
