@@ -1,8 +1,403 @@
+"""The curation dashboard: server-rendered pages with htmx for the small
+updates. Views read through memory.selectors and write through the same
+services the API calls; they only translate forms and pick templates."""
+
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from datetime import datetime
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_POST
+
+from memory import selectors
+from memory.errors import EngramError
+from memory.models import AuditEvent, IngestJob, MemoryItem, Space
 
 
+def _space(request: HttpRequest) -> Space:
+    """The space being curated: ?space=name switches and is remembered in the
+    session; with none chosen, the first space (made if there is none)."""
+    wanted = request.GET.get("space")
+    if wanted:
+        space = get_object_or_404(Space, name=wanted)
+        request.session["space_id"] = space.pk
+        return space
+    space_id = request.session.get("space_id")
+    space = Space.objects.filter(pk=space_id).first() if space_id else None
+    if space is None:
+        space = Space.objects.order_by("name").first() or Space.objects.create(name="default")
+        request.session["space_id"] = space.pk
+    return space
+
+
+def _actor(request: HttpRequest) -> str:
+    return f"curator:{request.user.get_username()}"
+
+
+def _page(request: HttpRequest, template: str, tab: str, **context: Any) -> HttpResponse:
+    space = context.pop("space", None) or _space(request)
+    status = selectors.space_status(space=space)
+    return render(
+        request,
+        template,
+        {
+            "space": space,
+            "spaces": Space.objects.order_by("name"),
+            "status": status,
+            "last_consolidation": parse_datetime(status["last_consolidation"])  # type: ignore[arg-type]
+            if status["last_consolidation"]
+            else None,
+            "tab": tab,
+            **context,
+        },
+    )
+
+
+@staff_member_required
 def home(request: HttpRequest) -> HttpResponse:
-    return redirect("admin:index")
+    return redirect("memory:facts")
+
+
+# --- facts ---------------------------------------------------------------------
+
+
+@staff_member_required
+def facts(request: HttpRequest) -> HttpResponse:
+    space = _space(request)
+    filters = {
+        key: request.GET.get(key, "").strip()[:200]
+        for key in ("kind", "status", "entity", "live", "q")
+    }
+    items = selectors.facts_page(space=space, **filters)
+    template = (
+        "memory/_fact_rows.html"
+        if request.htmx and request.htmx.target == "fact-rows"
+        else "memory/facts.html"
+    )
+    return _page(
+        request,
+        template,
+        "facts",
+        space=space,
+        items=items,
+        filters=filters,
+        kinds=MemoryItem.Kind.choices,
+        statuses=MemoryItem.Status.choices,
+    )
+
+
+@staff_member_required
+def fact_history(request: HttpRequest, item_id: int) -> HttpResponse:
+    space = _space(request)
+    try:
+        chain = selectors.fact_chain(space=space, item_id=item_id)
+    except MemoryItem.DoesNotExist:
+        return HttpResponse("Not found", status=404)
+    events = AuditEvent.objects.filter(
+        space=space, target_type="item", target_id__in=[str(i.pk) for i in chain]
+    )[:50]
+    return render(
+        request,
+        "memory/_fact_history.html",
+        {"chain": chain, "events": events, "item_id": item_id},
+    )
+
+
+@staff_member_required
+@require_POST
+def fact_edit(request: HttpRequest, item_id: int) -> HttpResponse:
+    from memory.services.facts import save_fact, supersede
+
+    space = _space(request)
+    old = get_object_or_404(MemoryItem, space=space, pk=item_id)
+    text = request.POST.get("text", "").strip()
+    if not text or len(text) > 2000:
+        messages.error(request, "A fact needs a text of 1 to 2000 characters.")
+        return redirect("memory:facts")
+    # The new text goes through the same screening and resolution as any
+    # fact (its structure is read from the text, not copied from the old one).
+    result = save_fact(
+        space=space,
+        text=text,
+        kind=old.kind,
+        importance=old.importance,
+        source="manual",
+        actor=_actor(request),
+    )
+    if result.item is None:
+        messages.error(request, f"Not saved: {result.reason or result.action}")
+        return redirect("memory:facts")
+    if result.item.pk != old.pk and old.pk not in result.superseded:
+        # The curator said this text replaces that fact, even where the
+        # resolver saw no conflict between them.
+        supersede(old=old, new=result.item, actor=_actor(request))
+    messages.success(
+        request, "Saved as a new version." if result.item.pk != old.pk else "No change."
+    )
+    return redirect("memory:facts")
+
+
+@staff_member_required
+@require_POST
+def fact_forget(request: HttpRequest, item_id: int) -> HttpResponse:
+    from memory.services.forget import forget
+
+    space = _space(request)
+    get_object_or_404(MemoryItem, space=space, pk=item_id)
+    try:
+        count = forget(
+            space=space,
+            item_id=item_id,
+            hard=request.POST.get("hard") == "1",
+            actor=_actor(request),
+        )
+    except EngramError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, f"Forgot {count} fact{'s' if count != 1 else ''}.")
+    return redirect(request.POST.get("next") or "memory:facts")
+
+
+@staff_member_required
+@require_POST
+def fact_restore(request: HttpRequest, item_id: int) -> HttpResponse:
+    from memory.services.forget import restore
+
+    space = _space(request)
+    get_object_or_404(MemoryItem, space=space, pk=item_id)
+    try:
+        restore(space=space, item_id=item_id, actor=_actor(request))
+    except EngramError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, "Restored.")
+    return redirect(request.POST.get("next") or "memory:facts")
+
+
+# --- core memory -------------------------------------------------------------------
+
+
+@staff_member_required
+def core(request: HttpRequest) -> HttpResponse:
+    from memory.services import core as core_service
+
+    space = _space(request)
+    cards = []
+    for label in ("user", "agent"):
+        block = core_service.load_block(space=space, label=label)
+        cards.append(
+            {
+                "block": block,
+                "usage": core_service.usage(block=block),
+                "percent": min(100, round(core_service.usage(block=block) * 100)),
+                "tokens": core_service.tokens(block=block),
+                "history": core_service.history(block=block, limit=20),
+            }
+        )
+    return _page(request, "memory/core.html", "core", space=space, cards=cards)
+
+
+@staff_member_required
+@require_POST
+def core_edit(request: HttpRequest, label: str) -> HttpResponse:
+    from memory.services import core as core_service
+
+    try:
+        expected = int(request.POST.get("expected_version", ""))
+    except ValueError:
+        messages.error(request, "The form lost its version number; reload the page.")
+        return redirect("memory:core")
+    try:
+        block = core_service.set_text(
+            space=_space(request),
+            label=label,
+            text=request.POST.get("text", ""),
+            author=_actor(request),
+            reason="edited in the dashboard",
+            expected_version=expected,
+        )
+    except EngramError as exc:
+        messages.error(request, f"Not saved: {exc.detail}")
+    else:
+        messages.success(request, f"Saved the {label} block as version {block.version}.")
+    return redirect("memory:core")
+
+
+@staff_member_required
+def core_diff(request: HttpRequest, label: str, version: int) -> HttpResponse:
+    from memory.services import core as core_service
+
+    try:
+        block = core_service.load_block(space=_space(request), label=label)
+        diff = core_service.diff(block=block, from_version=max(0, version - 1), to_version=version)
+    except EngramError as exc:
+        diff = exc.detail
+    return render(request, "memory/_diff.html", {"diff": diff, "label": label, "version": version})
+
+
+@staff_member_required
+@require_POST
+def core_rollback(request: HttpRequest, label: str, version: int) -> HttpResponse:
+    from memory.services import core as core_service
+
+    try:
+        block = core_service.rollback(
+            space=_space(request), label=label, version=version, author=_actor(request)
+        )
+    except EngramError as exc:
+        messages.error(request, f"Not rolled back: {exc.detail}")
+    else:
+        messages.success(
+            request, f"Rolled back to version {version} (now version {block.version})."
+        )
+    return redirect("memory:core")
+
+
+# --- recall ------------------------------------------------------------------------
+
+
+@staff_member_required
+def ask(request: HttpRequest) -> HttpResponse:
+    from memory.services.recall import recall
+
+    space = _space(request)
+    query = request.GET.get("q", "").strip()[:1000]
+    as_of_raw = request.GET.get("as_of", "").strip()
+    as_of: datetime | None = None
+    error = ""
+    if as_of_raw:
+        as_of = parse_datetime(as_of_raw) or parse_datetime(f"{as_of_raw}T00:00:00")
+        if as_of is None:
+            error = "as of must be a date (YYYY-MM-DD) or a date and time"
+        elif as_of.tzinfo is None:
+            from django.utils import timezone
+
+            as_of = timezone.make_aware(as_of)
+    response = recall(space=space, query=query, k=20, as_of=as_of) if query and not error else None
+    template = "memory/_recall_results.html" if request.htmx else "memory/ask.html"
+    return _page(
+        request,
+        template,
+        "ask",
+        space=space,
+        q=query,
+        as_of=as_of_raw,
+        response=response,
+        error=error,
+    )
+
+
+# --- audit, jobs, consolidation --------------------------------------------------------
+
+
+@staff_member_required
+def audit(request: HttpRequest) -> HttpResponse:
+    space = _space(request)
+    events = AuditEvent.objects.filter(space=space)
+    action = request.GET.get("action", "")[:30]
+    if action:
+        events = events.filter(action=action)
+    actions = (
+        AuditEvent.objects.filter(space=space)
+        .order_by()
+        .values_list("action", flat=True)
+        .distinct()
+    )
+    return _page(
+        request,
+        "memory/audit.html",
+        "audit",
+        space=space,
+        events=events[:200],
+        action=action,
+        actions=sorted(set(actions)),
+    )
+
+
+@staff_member_required
+def jobs(request: HttpRequest) -> HttpResponse:
+    space = _space(request)
+    rows = IngestJob.objects.filter(space=space).select_related("turn")
+    status = request.GET.get("status", "")[:10]
+    if status:
+        rows = rows.filter(status=status)
+    return _page(
+        request,
+        "memory/jobs.html",
+        "jobs",
+        space=space,
+        jobs=rows[:200],
+        job_status=status,
+        statuses=IngestJob.Status.choices,
+    )
+
+
+@staff_member_required
+@require_POST
+def jobs_retry(request: HttpRequest) -> HttpResponse:
+    from memory.services.outbox import retry_dead
+
+    space = _space(request)
+    wanted = [int(x) for x in request.POST.getlist("job") if x.isdigit()]
+    ids = list(
+        IngestJob.objects.filter(space=space, status=IngestJob.Status.DEAD)
+        .filter(**({"pk__in": wanted} if wanted else {}))
+        .values_list("pk", flat=True)
+    )
+    count = retry_dead(ids)
+    messages.success(
+        request, f"Sent {count} dead-lettered job{'s' if count != 1 else ''} back to the queue."
+    )
+    return redirect("memory:jobs")
+
+
+@staff_member_required
+def consolidation(request: HttpRequest) -> HttpResponse:
+    from consolidation.models import ConsolidationRun
+
+    space = _space(request)
+    runs = list(ConsolidationRun.objects.filter(space=space)[:30])
+    last = next((r for r in runs if r.status in ("done", "failed")), None)
+    active = next((r for r in runs if r.status in ("pending", "running")), None)
+    return _page(
+        request,
+        "memory/consolidation.html",
+        "consolidation",
+        space=space,
+        runs=runs,
+        last=last,
+        active=active,
+    )
+
+
+@staff_member_required
+@require_POST
+def consolidation_run(request: HttpRequest) -> HttpResponse:
+    from consolidation.services import start_run
+
+    run, created = start_run(space=_space(request), trigger="manual")
+    if created:
+        messages.success(
+            request, f"Consolidation run {run.pk} queued; this page shows it when it finishes."
+        )
+    else:
+        messages.info(request, f"Run {run.pk} is already {run.status}.")
+    return redirect("memory:consolidation")
+
+
+# --- graph --------------------------------------------------------------------------
+
+
+@staff_member_required
+def graph(request: HttpRequest) -> HttpResponse:
+    return _page(request, "memory/graph.html", "graph")
+
+
+@staff_member_required
+def graph_json(request: HttpRequest) -> JsonResponse:
+    return JsonResponse(selectors.graph_data(space=_space(request)))
