@@ -90,7 +90,12 @@ def collect(ctx: StepContext) -> list[Mention]:
                 if len(m.snippets) < 8:
                     m.snippets.append((turn, sentence))
     minimum = cfg("CONSOLIDATE_PROMOTE_MIN_SESSIONS")
-    frequent = [m for m in mentions.values() if len(m.sessions) >= minimum]
+    # A phrase in most sessions (the other person's name, the project's own
+    # name) is the conversation's backdrop, not a topic worth a fact: the same
+    # reasoning as inverse document frequency.
+    total = len({s for m in mentions.values() for s in m.sessions})
+    ceiling = total * 0.5 if total >= 6 else total
+    frequent = [m for m in mentions.values() if minimum <= len(m.sessions) <= ceiling]
     # Longest and most widespread first; a phrase inside an already chosen one adds nothing.
     frequent.sort(
         key=lambda m: (len(m.sessions), len(m.phrase.split()), len(m.phrase)), reverse=True
@@ -112,8 +117,8 @@ def known(ctx: StepContext, phrase: str) -> bool:
     )
 
 
-def _best_sentence(m: Mention) -> str:
-    return max(m.snippets, key=lambda s: (len(content_words(s[1])), -len(s[1])))[1]
+def _best_sentence(m: Mention) -> tuple[Turn, str]:
+    return max(m.snippets, key=lambda s: (len(content_words(s[1])), -len(s[1])))
 
 
 def run(ctx: StepContext) -> StepResult:
@@ -127,7 +132,11 @@ def run(ctx: StepContext) -> StepResult:
         if known(ctx, m.phrase):
             continue
         result.add("candidates")
-        text, kind, importance = _best_sentence(m), MemoryItem.Kind.FACT, 0.5
+        source_turn, text = _best_sentence(m)
+        kind, importance = MemoryItem.Kind.FACT, 0.5
+        # Provenance is what the text came from: the one quoted turn, or
+        # every mention when the LLM wrote the fact from all of them.
+        refs = [source_turn.ref] if source_turn.ref else []
         try:
             answer = ctx.llm_json(
                 purpose="promote",
@@ -137,9 +146,9 @@ def run(ctx: StepContext) -> StepResult:
             )
             if answer.fact.strip():
                 text, kind, importance = answer.fact.strip(), answer.kind, answer.importance
+                refs = list(dict.fromkeys(t.ref for t, _ in m.snippets if t.ref))
         except LlmSkipped:
             pass
-        refs = [t.ref for t, _ in m.snippets if t.ref]
         fact = save_fact(
             space=ctx.space,
             text=text,
@@ -148,7 +157,7 @@ def run(ctx: StepContext) -> StepResult:
             importance=max(0.0, min(1.0, importance)),
             source=ACTOR,
             actor=ACTOR,
-            session=m.snippets[0][0].session,
+            session=source_turn.session,
             turn_refs=refs[:20],
         )
         if fact.item is not None and fact.action in ("ADD", "UPDATE"):
