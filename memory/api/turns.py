@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 from ninja import Router
+from ninja.responses import Status
 
 from memory.schemas import TurnBatchIn, TurnBatchOut, TurnIn, TurnOut
 from memory.services.turns import TurnData, accept_turns
@@ -21,20 +22,23 @@ def _data(turn: TurnIn) -> TurnData:
 
 
 @router.post("/turns", response={202: TurnOut})
-def post_turn(request: HttpRequest, payload: TurnIn) -> tuple[int, dict[str, object]]:
+def post_turn(request: HttpRequest, payload: TurnIn) -> Status:
     [accepted] = accept_turns(space=request.space, turns=[_data(payload)])  # type: ignore[attr-defined]
-    return 202, {
-        "id": str(accepted.turn.pk),
-        "session_id": payload.session_id,
-        "ref": accepted.turn.ref,
-        "queued": accepted.created,
-    }
+    return Status(
+        202,
+        {
+            "id": str(accepted.turn.pk),
+            "session_id": payload.session_id,
+            "ref": accepted.turn.ref,
+            "queued": accepted.created,
+        },
+    )
 
 
 @router.post("/turns/batch", response={202: TurnBatchOut})
-def post_turns(request: HttpRequest, payload: TurnBatchIn) -> tuple[int, dict[str, object]]:
+def post_turns(request: HttpRequest, payload: TurnBatchIn) -> Status:
     accepted = accept_turns(space=request.space, turns=[_data(t) for t in payload.turns])  # type: ignore[attr-defined]
-    return 202, {
-        "ids": [str(a.turn.pk) for a in accepted],
-        "queued": sum(a.created for a in accepted),
-    }
+    return Status(
+        202,
+        {"ids": [str(a.turn.pk) for a in accepted], "queued": sum(a.created for a in accepted)},
+    )
