@@ -11,16 +11,20 @@ deleted rows never come back even while the matrix still holds them.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max
 
 from memory import embeddings
 from memory.embeddings import DimensionMismatch, EmbeddingsUnavailable, Target
 
 __all__ = ["EmbeddingsUnavailable", "VectorHit", "search", "similar_to_text"]
+
+# How often the cached matrix is checked for deleted rows (see _matrix).
+RECOUNT_SECONDS = 30.0
 
 _KIND_CODE: dict[str, int] = {"item": 0, "turn": 1, "summary": 2}
 _CODE_KIND: tuple[Target, ...] = ("item", "turn", "summary")
@@ -41,6 +45,7 @@ class _SpaceMatrix:
     matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
     kinds: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
     ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    counted_at: float = float("-inf")
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -93,14 +98,22 @@ def _matrix(*, space_id: int, model: str) -> tuple[int, np.ndarray, np.ndarray, 
 
     with _cache_lock:
         entry = _cache.setdefault((space_id, model), _SpaceMatrix())
-    stats = MemoryVector.objects.filter(space_id=space_id, model=model).aggregate(
-        n=Count("id"), top=Max("id")
-    )
-    db_count, db_max = int(stats["n"] or 0), int(stats["top"] or 0)
+    rows = MemoryVector.objects.filter(space_id=space_id, model=model)
+    now = time.monotonic()
+    if now - entry.counted_at >= RECOUNT_SECONDS:
+        stats = rows.aggregate(n=Count("id"), top=Max("id"))
+        db_count, db_max = int(stats["n"] or 0), int(stats["top"] or 0)
+        entry.counted_at = now
+    else:
+        # MAX(id) is one index lookup; COUNT(*) walks the index, so it runs
+        # only every RECOUNT_SECONDS. Until then a deleted row can linger in
+        # the matrix, and hit resolution drops it (its target is gone).
+        db_max = int(rows.aggregate(top=Max("id"))["top"] or 0)
+        db_count = entry.count + (1 if db_max > entry.max_id else 0)
     with entry.lock:
         if db_max == entry.max_id and db_count == entry.count:
             return entry.dim, entry.matrix, entry.kinds, entry.ids
-        if db_max < entry.max_id or db_count < entry.count or db_max == entry.max_id:
+        if db_max <= entry.max_id:
             # Rows were deleted: start over.
             entry.dim, entry.max_id, entry.count = 0, 0, 0
             entry.matrix = np.zeros((0, 0), dtype=np.float32)
@@ -115,7 +128,7 @@ def _matrix(*, space_id: int, model: str) -> tuple[int, np.ndarray, np.ndarray, 
             entry.ids = np.concatenate([entry.ids, ids])
             entry.dim, entry.max_id = int(dim), int(top)
             entry.count = entry.matrix.shape[0]
-        if entry.count != db_count:
+        if entry.counted_at == now and entry.count != db_count:
             # Deletions below the cached maximum together with inserts above
             # it: reload everything once.
             top, dim, matrix, kinds, ids = _load_rows(
@@ -131,26 +144,43 @@ def _matrix(*, space_id: int, model: str) -> tuple[int, np.ndarray, np.ndarray, 
 
 def _visible(target: Target, ids: list[int], *, space_id: int, as_of: datetime | None) -> set[int]:
     """Which of these rows recall may show: the same rules as the full-text
-    facade (live, unquarantined facts now; what was known at `as_of`)."""
+    facade (live, unquarantined facts now; what was known at `as_of`).
+
+    The rows are fetched by primary key only and the rules applied here:
+    with the space in the WHERE clause SQLite prefers the space index and
+    scans the whole space instead of doing a few key lookups."""
     from memory.models import MemoryItem, SessionSummary, Turn
 
+    visible: set[int] = set()
     if target == "item":
-        qs = MemoryItem.objects.filter(space_id=space_id, pk__in=ids, screen_status="ok")
-        if as_of is not None:
-            qs = qs.filter(created_at__lte=as_of, status__in=("active", "pending_review")).filter(
-                Q(expired_at__isnull=True) | Q(expired_at__gt=as_of)
-            )
-        else:
-            qs = qs.filter(expired_at__isnull=True, status="active")
+        for pk, space, screen, status, created, expired in MemoryItem.objects.filter(
+            pk__in=ids
+        ).values_list("pk", "space_id", "screen_status", "status", "created_at", "expired_at"):
+            if space != space_id or screen != "ok":
+                continue
+            if as_of is None:
+                ok = expired is None and status == "active"
+            else:
+                ok = (
+                    created <= as_of
+                    and status in ("active", "pending_review")
+                    and (expired is None or expired > as_of)
+                )
+            if ok:
+                visible.add(pk)
     elif target == "turn":
-        qs = Turn.objects.filter(space_id=space_id, pk__in=ids, screen_status="ok")
-        if as_of is not None:
-            qs = qs.filter(created_at__lte=as_of)
+        for pk, space, screen, created in Turn.objects.filter(pk__in=ids).values_list(
+            "pk", "space_id", "screen_status", "created_at"
+        ):
+            if space == space_id and screen == "ok" and (as_of is None or created <= as_of):
+                visible.add(pk)
     else:
-        qs = SessionSummary.objects.filter(space_id=space_id, pk__in=ids)
-        if as_of is not None:
-            qs = qs.filter(created_at__lte=as_of)
-    return set(qs.values_list("pk", flat=True))
+        for pk, space, created in SessionSummary.objects.filter(pk__in=ids).values_list(
+            "pk", "space_id", "created_at"
+        ):
+            if space == space_id and (as_of is None or created <= as_of):
+                visible.add(pk)
+    return visible
 
 
 def search_vector(

@@ -126,6 +126,7 @@ def test_vector_search_never_crosses_spaces(space, embed_server, use_embeddings)
 
 
 def test_the_matrix_cache_grows_incrementally_and_notices_deletes(
+    monkeypatch,
     space,
     embed_server,  # noqa: F811
     use_embeddings,  # noqa: F811
@@ -143,8 +144,12 @@ def test_the_matrix_cache_grows_incrementally_and_notices_deletes(
     assert {h.id for h in hits} == {a.id, b.id}
     assert cached.count == 2 and cached.matrix is not first_matrix
     assert np.array_equal(cached.matrix[0], first_matrix[0])  # appended, old row kept
-    # A hard delete removes the item and (by cascade) its vector.
+    # A hard delete removes the item and (by cascade) its vector. Until the
+    # next recount the row lingers in the matrix, but is never returned.
     MemoryItem.objects.filter(pk=a.pk).delete()
+    hits = vectors.search(space_id=space.id, query="Berlin", limit=5)
+    assert [h.id for h in hits] == [b.id]
+    monkeypatch.setattr(vectors, "RECOUNT_SECONDS", 0.0)
     hits = vectors.search(space_id=space.id, query="Berlin", limit=5)
     assert [h.id for h in hits] == [b.id]
     assert cached.count == 1
