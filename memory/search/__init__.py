@@ -8,6 +8,8 @@ operators, punctuation, emoji and empty strings never raise.
 
 from __future__ import annotations
 
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -52,6 +54,50 @@ def search(
     terms = query_terms(query)
     if not terms or limit <= 0:
         return []
-    return _backend().search(
+    backend = _backend()
+    if len(terms) > 1:
+        terms = _prune(backend, target, terms)
+    return backend.search(
         target, space_id=space_id, terms=terms, limit=limit, live_only=live_only, as_of=as_of
     )
+
+
+# Ranking costs one BM25 evaluation per row matching any term, and a very
+# common word can match a large share of a big index while adding almost
+# nothing to BM25 (its IDF is near zero). When the query's terms together
+# would touch more rows than this, the most common terms are left out, rarest
+# kept first; the rarest term always stays. Small spaces never reach it.
+MATCH_BUDGET = 3000
+_DF_TTL_SECONDS = 60.0
+_DF_CACHE_SIZE = 4096
+_df_cache: OrderedDict[tuple[str, str, str], tuple[float, int]] = OrderedDict()
+
+
+def _doc_frequency(backend, target: Target, term: str) -> int:  # type: ignore[no-untyped-def]
+    # Document frequencies drift slowly; a short cache keeps the count query
+    # off the hot path for repeated words. Keyed by database too, for tests.
+    key = (connection.alias + str(connection.settings_dict.get("NAME")), target, term)
+    now = time.monotonic()
+    hit = _df_cache.get(key)
+    if hit is not None and now - hit[0] < _DF_TTL_SECONDS:
+        _df_cache.move_to_end(key)
+        return hit[1]
+    count = backend.doc_frequency(target, term=term, cap=MATCH_BUDGET + 1)
+    _df_cache[key] = (now, count)
+    if len(_df_cache) > _DF_CACHE_SIZE:
+        _df_cache.popitem(last=False)
+    return count
+
+
+def _prune(backend, target: Target, terms: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
+    counts = {t: _doc_frequency(backend, target, t) for t in terms}
+    if sum(counts.values()) <= MATCH_BUDGET:
+        return terms
+    kept: list[str] = []
+    total = 0
+    for term in sorted(terms, key=lambda t: (counts[t], terms.index(t))):
+        if kept and total + counts[term] > MATCH_BUDGET:
+            continue
+        kept.append(term)
+        total += counts[term]
+    return [t for t in terms if t in kept]

@@ -74,6 +74,18 @@ def search(
     return [Hit(id=row[0], score=float(row[1])) for row in rows]
 
 
+def doc_frequency(target: Target, *, term: str, cap: int) -> int:
+    """Rows (all spaces) containing `term`, counted up to `cap` via the GIN index."""
+    table = TABLES[target]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {table} "
+            f"WHERE ({VECTORS[target]}) @@ to_tsquery('english', %s) LIMIT %s) AS t",
+            [tsquery([term]), cap],
+        )
+        return int(cursor.fetchone()[0])
+
+
 def create_sql(target: str) -> list[str]:
     return [
         f"CREATE INDEX IF NOT EXISTS {TABLES[target]}_fts_gin ON {TABLES[target]} "

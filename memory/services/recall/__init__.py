@@ -117,7 +117,9 @@ def recall(
         except (embeddings.EmbeddingsUnavailable, ImportError):
             degraded.append("vector")
     fused = fuse(rankings)
-    results = _materialise(space=space, fused=fused, k=k, as_of=as_of, wanted=wanted, query=query)
+    results = _materialise(
+        space=space, fused=fused, k=k, as_of=as_of, wanted=wanted, query=query, turn_rows=turn_rows
+    )
     return RecallResponse(results, (time.perf_counter() - started) * 1000, degraded)
 
 
@@ -129,6 +131,7 @@ def _materialise(
     as_of: datetime | None,
     wanted: set[str],
     query: str,
+    turn_rows: dict[int, dict[str, Any]],
 ) -> list[Result]:
     """Load the candidates' rows, drop what the temporal filter rejects, apply
     the boosts, and keep the best k."""
@@ -161,23 +164,13 @@ def _materialise(
         if ids["item"]
         else {}
     )
-    turns = (
-        {
-            r["id"]: r
-            for r in Turn.objects.filter(space=space, id__in=ids["turn"]).values(
-                "id",
-                "text",
-                "ref",
-                "ts",
-                "created_at",
-                "metadata",
-                "screen_status",
-                "session__external_id",
-            )
-        }
-        if ids["turn"]
-        else {}
-    )
+    missing = [pk for pk in ids["turn"] if pk not in turn_rows]
+    turns = dict(turn_rows)
+    if missing:
+        turns.update(
+            (r["id"], r)
+            for r in Turn.objects.filter(space=space, id__in=missing).values(*channels.TURN_FIELDS)
+        )
     summaries = (
         {
             r["id"]: r

@@ -65,6 +65,20 @@ def bm25_summaries(*, space_id: int, query: str, limit: int, as_of: datetime | N
     )
 
 
+# Everything recall shows for a turn, loaded once here and reused.
+TURN_FIELDS = (
+    "id",
+    "session_id",
+    "text",
+    "ref",
+    "ts",
+    "created_at",
+    "metadata",
+    "screen_status",
+    "session__external_id",
+)
+
+
 def speaker_of(metadata: Any) -> str:
     """The name of who said a turn, when the client recorded one."""
     if isinstance(metadata, dict):
@@ -93,7 +107,7 @@ def bm25_turns(
     rows = {
         r["id"]: r
         for r in Turn.objects.filter(space_id=space_id, id__in=wanted, screen_status="ok").values(
-            "id", "session_id", "ts", "created_at", "metadata"
+            *TURN_FIELDS
         )
     }
     if as_of is not None:

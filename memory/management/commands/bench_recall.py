@@ -1,0 +1,245 @@
+"""Recall latency on a synthetic space.
+
+    ENGRAM_DATA_DIR=$(mktemp -d) python manage.py bench_recall --items 100000 --turns 100000
+
+Builds a space of that many facts and turns (bulk inserts; the FTS triggers
+index them as they go), then times recall() in-process and POST /api/v1/recall
+over HTTP against a real gunicorn subprocess on the same database, and prints
+p50/p95/p99 and peak memory. Run it on a scratch data directory: it migrates
+the configured database and adds (and afterwards deletes) a bench space.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import psutil
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import connection, transaction
+from tqdm import tqdm
+
+from memory.models import MemoryItem, Session, Space, Turn
+from memory.services.recall import recall
+from memory.services.spaces import create_api_key
+
+logging.getLogger("httpx").setLevel(logging.WARNING)
+
+SYLLABLES = (
+    "ka lo mi ne ru sa to vi ze ba de fi go hu ja ke li mo nu pa qui re si tu wa xo yu".split()
+)
+
+
+def _vocabulary(rng: random.Random, size: int) -> list[str]:
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+def _percentiles(samples: list[float]) -> str:
+    s = sorted(samples)
+
+    def at(q: float) -> float:
+        return s[min(len(s) - 1, int(q * len(s)))]
+
+    return (
+        f"p50 {at(0.50):6.2f} ms  p95 {at(0.95):6.2f} ms  p99 {at(0.99):6.2f} ms  "
+        f"mean {statistics.fmean(s):6.2f} ms  (n={len(s)})"
+    )
+
+
+class Command(BaseCommand):
+    help = "Benchmark recall latency on a synthetic space (in-process and over HTTP)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--items", type=int, default=100_000)
+        parser.add_argument("--turns", type=int, default=100_000)
+        parser.add_argument("--queries", type=int, default=500)
+        parser.add_argument("--k", type=int, default=8)
+        parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument("--no-http", action="store_true", help="skip the HTTP measurement")
+        parser.add_argument("--keep", action="store_true", help="keep the bench space afterwards")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        rng = random.Random(opts["seed"])
+        call_command("migrate", verbosity=0, interactive=False)
+        self.stdout.write(f"database: {connection.vendor} {connection.settings_dict['NAME']}")
+        space = Space.objects.create(name=f"bench-{int(time.time())}")
+        try:
+            vocab = _vocabulary(rng, 20_000)
+            # Zipf-like word frequencies, as in real text: a few words are everywhere.
+            weights = [1.0 / (i + 1) ** 1.05 for i in range(len(vocab))]
+            started = time.perf_counter()
+            texts = self._build(
+                space, rng, vocab, weights, items=opts["items"], turns=opts["turns"]
+            )
+            self.stdout.write(
+                f"built {opts['items']} items + {opts['turns']} turns in "
+                f"{time.perf_counter() - started:.1f}s"
+            )
+            queries = []
+            for _ in range(opts["queries"]):
+                words = rng.choice(texts).split()
+                picked = rng.sample(words, min(len(words), rng.randint(2, 5)))
+                queries.append("what about " + " ".join(picked) + "?")
+            for q in queries[:20]:  # warm caches and the connection
+                recall(space=space, query=q, k=opts["k"])
+            samples = []
+            for q in tqdm(queries, desc="in-process recall"):
+                t = time.perf_counter()
+                recall(space=space, query=q, k=opts["k"])
+                samples.append((time.perf_counter() - t) * 1000)
+            self.stdout.write(f"in-process recall (k={opts['k']}): {_percentiles(samples)}")
+            peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            self.stdout.write(f"peak memory of this process: {peak_kb / 1024:.0f} MiB")
+            if not opts["no_http"]:
+                self._http(space, queries, k=opts["k"])
+        finally:
+            if not opts["keep"]:
+                self._delete(space)
+
+    def _build(
+        self,
+        space: Space,
+        rng: random.Random,
+        vocab: list[str],
+        weights: list[float],
+        *,
+        items: int,
+        turns: int,
+    ) -> list[str]:
+        base = datetime(2024, 1, 1, tzinfo=UTC)
+        sample: list[str] = []
+        batch = 2000
+        sessions = [
+            Session.objects.create(space=space, external_id=f"s{i}", started_at=base)
+            for i in range(max(1, turns // 200))
+        ]
+
+        def sentence() -> str:
+            return " ".join(rng.choices(vocab, weights=weights, k=rng.randint(6, 18)))
+
+        with tqdm(total=items + turns, desc="building space") as bar:
+            for start in range(0, items, batch):
+                rows = []
+                for i in range(start, min(items, start + batch)):
+                    text = sentence()
+                    if i % 97 == 0:
+                        sample.append(text)
+                    rows.append(
+                        MemoryItem(
+                            space=space,
+                            text=text,
+                            subject=rng.choice(vocab),
+                            predicate="says",
+                            object=rng.choice(vocab),
+                            importance=rng.random(),
+                            created_at=base + timedelta(minutes=i),
+                            last_seen=base + timedelta(minutes=i),
+                            source_turn_refs=[f"r{i}"],
+                        )
+                    )
+                with transaction.atomic():
+                    MemoryItem.objects.bulk_create(rows)
+                bar.update(len(rows))
+            for start in range(0, turns, batch):
+                rows_t = []
+                for i in range(start, min(turns, start + batch)):
+                    text = sentence()
+                    if i % 97 == 0:
+                        sample.append(text)
+                    rows_t.append(
+                        Turn(
+                            space=space,
+                            session=sessions[i // 200 % len(sessions)],
+                            ref=f"r{i}",
+                            role="user" if i % 2 else "assistant",
+                            text=text,
+                            ts=base + timedelta(minutes=i),
+                            skip_reason="",
+                        )
+                    )
+                with transaction.atomic():
+                    Turn.objects.bulk_create(rows_t)
+                bar.update(len(rows_t))
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+        return sample
+
+    def _http(self, space: Space, queries: list[str], *, k: int) -> None:
+        _, key = create_api_key(space_name=space.name)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env = dict(os.environ)
+        env.setdefault("ENGRAM_DATA_DIR", str(settings.DATA_DIR))
+        server = subprocess.Popen(
+            [
+                os.path.join(os.path.dirname(sys.executable), "gunicorn"),
+                "engram_site.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+                "--log-level",
+                "warning",
+            ],
+            cwd=settings.BASE_DIR,
+            env=env,
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            with httpx.Client(
+                base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=10
+            ) as client:
+                deadline = time.monotonic() + 30
+                while True:
+                    try:
+                        if client.get("/api/v1/health").status_code == 200:
+                            break
+                    except httpx.TransportError:
+                        pass
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the HTTP server did not start")
+                    time.sleep(0.2)
+                for q in queries[:40]:
+                    client.post("/api/v1/recall", json={"query": q, "k": k})
+                samples = []
+                for q in tqdm(queries, desc="HTTP recall"):
+                    t = time.perf_counter()
+                    response = client.post("/api/v1/recall", json={"query": q, "k": k})
+                    samples.append((time.perf_counter() - t) * 1000)
+                    response.raise_for_status()
+            self.stdout.write(f"HTTP POST /api/v1/recall (k={k}): {_percentiles(samples)}")
+            proc = psutil.Process(server.pid)
+            rss = [p.memory_info().rss for p in [proc, *proc.children()]]
+            self.stdout.write(
+                f"server RSS: {max(rss) / 2**20:.0f} MiB largest process, "
+                f"{sum(rss) / 2**20:.0f} MiB total ({len(rss)} processes)"
+            )
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+    def _delete(self, space: Space) -> None:
+        with transaction.atomic():
+            Turn.objects.filter(space=space).delete()
+            MemoryItem.objects.filter(space=space).delete()
+            space.delete()
