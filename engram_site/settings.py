@@ -205,8 +205,12 @@ ENGRAM = {
     "RECALL_K": env_int("ENGRAM_RECALL_K", 8, minimum=1),
     "RECALL_SCORE_FLOOR": env_float("ENGRAM_RECALL_SCORE_FLOOR", 0.0),
     "RECALL_TIMEOUT_SECONDS": env_float("ENGRAM_RECALL_TIMEOUT", 2.0, minimum=0.05),
-    # Weight of the vector channel in recall fusion (0 keeps it out).
-    "RECALL_VECTOR_WEIGHT": env_float("ENGRAM_RECALL_VECTOR_WEIGHT", 0.8, minimum=0.0),
+    # Weight of the vector channel in recall fusion. 0 by measurement: on the
+    # LoCoMo evaluation the local wordllama channel lowered Recall@10 at every
+    # weight tried (0.646 at 0, 0.640 at 0.1, 0.637 at 0.2, 0.627 at 0.4), so
+    # with the local model vectors serve the write pipeline's retrieve-similar
+    # only. Raise it for a stronger embedder after measuring with eval_locomo.
+    "RECALL_VECTOR_WEIGHT": env_float("ENGRAM_RECALL_VECTOR_WEIGHT", 0.0, minimum=0.0),
     # consolidation
     "CONSOLIDATE_IDLE_MINUTES": env_int("ENGRAM_CONSOLIDATE_IDLE_MINUTES", 20, minimum=1),
     "CONSOLIDATE_DAILY_AT": env_str("ENGRAM_CONSOLIDATE_DAILY_AT", "03:30"),

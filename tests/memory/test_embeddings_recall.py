@@ -49,8 +49,15 @@ def test_turns_get_vectors_from_the_background_task(
     assert embed_pending.delay().get() == 0  # nothing left to do
 
 
-def test_recall_uses_the_vector_channel(api, space, embed_server, use_embeddings) -> None:  # noqa: F811
+def test_recall_uses_the_vector_channel(
+    api,
+    space,
+    settings,
+    embed_server,  # noqa: F811
+    use_embeddings,  # noqa: F811
+) -> None:
     use_embeddings("ollama", url=embed_server.url, model="m")
+    settings.ENGRAM = {**settings.ENGRAM, "RECALL_VECTOR_WEIGHT": 0.8}
     _post_turns(api)
     embed_pending.delay().get()
     response = recall(space=space, query="golden retriever puppy Biscuit", k=5)
@@ -58,6 +65,7 @@ def test_recall_uses_the_vector_channel(api, space, embed_server, use_embeddings
     top = response.results[0]
     assert top.source.turn_refs == ["t1"]
     assert "vector" in top.channels
+    assert any(r.channels.get("vector") == 1 for r in response.results)
 
 
 def test_recall_degrades_when_the_backend_is_down(api, space, embed_server, use_embeddings) -> None:  # noqa: F811
