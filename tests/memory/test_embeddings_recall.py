@@ -84,3 +84,24 @@ def test_the_catch_up_task_survives_a_backend_that_is_down(api, space, use_embed
     _post_turns(api)
     assert embed_pending.delay().get() == 0
     assert MemoryVector.objects.count() == 0
+
+
+def test_the_recall_api_answers_and_says_vector_is_degraded(
+    api,
+    space,
+    embed_server,  # noqa: F811
+    use_embeddings,  # noqa: F811
+) -> None:
+    use_embeddings("ollama", url=embed_server.url, model="m")
+    _post_turns(api)
+    embed_pending.delay().get()
+    use_embeddings("ollama", url=_dead_url(), model="m", timeout=0.5)
+    response = api.post(
+        "/api/v1/recall",
+        {"query": "golden retriever puppy Biscuit", "k": 5},
+        content_type="application/json",
+    )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["degraded"] == ["vector"]
+    assert body["results"][0]["source"]["turn_refs"] == ["t1"]
