@@ -1,13 +1,13 @@
 """Weighted reciprocal-rank fusion.
 
 Each channel contributes weight / (K + rank) for every candidate it ranked.
-The fused score is divided by what a candidate of that type could at best
-have earned, one first place in every channel that ran and can find that type,
-so the score lands in [0, 1] with one meaning for every query:
+The fused score is divided by what a candidate could at best have earned,
+first place in every channel that applied to the query, so the score lands
+in [0, 1] with one meaning for every query:
 
-    1.0   ranked first by every channel able to find it
-    ~0.5  ranked first by the channels holding about half of the weight
-    <0.1  found late by one weak channel
+    1.0   ranked first by every channel
+    ~0.4  ranked first by the channels holding about 40% of the weight
+    <0.05 found late by one weak channel
 
 That absolute scale is what makes RECALL_SCORE_FLOOR usable by /context.
 Ties break by key, so fusion order is deterministic.
@@ -49,16 +49,11 @@ def fuse(rankings: Iterable[Ranking], *, rrf_k: int | None = None) -> list[Fused
         for rank, key in enumerate(ranking.keys, start=1):
             totals[key] = totals.get(key, 0.0) + ranking.weight / (rrf_k + rank)
             channels.setdefault(key, {})[ranking.channel] = rank
-    best_by_type: dict[str, float] = {}
-    for ranking in rankings:
-        for t in ranking.types:
-            best_by_type[t] = best_by_type.get(t, 0.0) + ranking.weight / (rrf_k + 1)
+    # The best any candidate could earn: first place in every channel that
+    # applied to this query (a channel with no possible types did not apply).
+    best = sum(r.weight / (rrf_k + 1) for r in rankings if r.types)
     fused = [
-        Fused(
-            key=key,
-            score=min(1.0, total / best_by_type[key[0]]) if best_by_type.get(key[0]) else 0.0,
-            channels=channels[key],
-        )
+        Fused(key=key, score=min(1.0, total / best) if best else 0.0, channels=channels[key])
         for key, total in totals.items()
     ]
     fused.sort(key=lambda f: (-f.score, f.key))
