@@ -22,6 +22,7 @@ import contextlib
 import contextvars
 import json
 import logging
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -194,6 +195,20 @@ def _parse(content: str, schema: type[M]) -> M:
     return schema.model_validate(data)
 
 
+_clients: dict[tuple[str, float, int], httpx.Client] = {}
+
+
+def _client(provider: Provider) -> httpx.Client:
+    """One keep-alive client per provider and process (a worker makes many
+    small calls; a new TCP connection each time doubles their latency)."""
+    key = (provider.url, provider.timeout, os.getpid())
+    client = _clients.get(key)
+    if client is None:
+        timeout = httpx.Timeout(provider.timeout, connect=min(5.0, provider.timeout))
+        client = _clients[key] = httpx.Client(timeout=timeout)
+    return client
+
+
 def _post(provider: Provider, messages: list[dict[str, str]], *, space: Space, purpose: str) -> str:
     take_budget(space=space)
     for counter in _counters.get():
@@ -207,10 +222,8 @@ def _post(provider: Provider, messages: list[dict[str, str]], *, space: Space, p
     headers = {"Content-Type": "application/json"}
     if provider.api_key:
         headers["Authorization"] = f"Bearer {provider.api_key}"
-    timeout = httpx.Timeout(provider.timeout, connect=min(5.0, provider.timeout))
     try:
-        with httpx.Client(timeout=timeout) as client:
-            response = client.post(provider.url, json=body, headers=headers)
+        response = _client(provider).post(provider.url, json=body, headers=headers)
     except httpx.TimeoutException as exc:
         raise TransientError(f"{provider.name}: timed out ({exc.__class__.__name__})") from exc
     except httpx.TransportError as exc:

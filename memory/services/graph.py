@@ -48,18 +48,19 @@ def _without_initials(norm: str) -> str:
     return " ".join(kept)
 
 
-def _find(space: Space, norms: Iterable[str]) -> Entity | None:
+def _find(space: Space, norms: Iterable[str]) -> tuple[Entity | None, set[str]]:
+    """The entity the first known norm belongs to, and which norms are known."""
     wanted = [n for n in dict.fromkeys(norms) if n]
     if not wanted:
-        return None
+        return None, set()
     aliases = {
         a.norm: a.entity
         for a in EntityAlias.objects.filter(space=space, norm__in=wanted).select_related("entity")
     }
     for norm in wanted:
         if norm in aliases:
-            return aliases[norm]
-    return None
+            return aliases[norm], set(aliases)
+    return None, set()
 
 
 def _add_alias(space: Space, entity: Entity, alias: str, norm: str) -> None:
@@ -84,7 +85,7 @@ def upsert_entity(
         raise ValueError("an entity needs a name with at least one letter or digit")
     alias_norms = [(a, normalize(a)) for a in aliases if normalize(a)]
     base = _without_initials(norm)
-    entity = _find(space, [norm, *(n for _, n in alias_norms), base])
+    entity, known = _find(space, [norm, *(n for _, n in alias_norms), base])
     now = timezone.now()
     if entity is None:
         # An initial-free name may already exist as the base of an initialed
@@ -106,11 +107,10 @@ def upsert_entity(
             updates["type"] = type
             entity.type = type
         Entity.objects.filter(pk=entity.pk).update(**updates)
-    _add_alias(space, entity, name, norm)
-    if base:
-        _add_alias(space, entity, base, base)
-    for alias, alias_norm in alias_norms:
-        _add_alias(space, entity, alias, alias_norm)
+    for alias, alias_norm in [(name, norm), (base, base), *alias_norms]:
+        if alias_norm and alias_norm not in known:
+            _add_alias(space, entity, alias, alias_norm)
+            known.add(alias_norm)
     return entity
 
 

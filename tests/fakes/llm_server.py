@@ -79,6 +79,9 @@ class FakeLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; with Nagle on, a
+            # keep-alive client waits for a delayed ACK (~40 ms) on every call.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass

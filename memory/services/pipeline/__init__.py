@@ -18,7 +18,7 @@ from typing import Any
 from django.db import DatabaseError, transaction
 
 from memory import llm
-from memory.models import IngestJob, MemoryItem, Turn
+from memory.models import AuditEvent, IngestJob, MemoryItem, Turn
 from memory.screening import screen
 from memory.services import audit, facts, outbox
 from memory.services.pipeline import extract, resolve, retrieve, salience
@@ -133,36 +133,21 @@ def process(job: IngestJob) -> dict[str, Any]:
     actions: list[dict[str, Any]] = []
     new_items: list[int] = []
     with transaction.atomic():
-        _finish(
-            job, result
-        )  # first: takes the job row, so a rival worker waits, then finds it done
+        # First: the UPDATE takes the job row, so a rival worker waits on it,
+        # then finds the job done and rolls back.
+        _finish(job, result)
         Turn.objects.filter(pk=turn.pk).update(skip_reason="")
-        audit.record(
-            space=space,
-            action="salience",
-            target_type="turn",
-            target_id=turn.pk,
-            actor="pipeline",
-            skipped="",
-        )
-        audit.record(
-            space=space,
-            action="extract",
-            target_type="turn",
-            target_id=turn.pk,
-            actor="pipeline",
-            extractor=extractor,
-            candidates=len(candidates),
-            llm_calls=calls.calls,
-        )
-        audit.record(
-            space=space,
-            action="retrieve",
-            target_type="turn",
-            target_id=turn.pk,
-            actor="pipeline",
-            neighbours=[[n.pk for n in nb] for nb in neighbours],
-        )
+        steps = [
+            _step(turn, "salience", skipped=""),
+            _step(
+                turn,
+                "extract",
+                extractor=extractor,
+                candidates=len(candidates),
+                llm_calls=calls.calls,
+            ),
+            _step(turn, "retrieve", neighbours=[[n.pk for n in nb] for nb in neighbours]),
+        ]
         linked = 0
         core_changed = 0
         for i, decision in enumerate(decisions):
@@ -187,22 +172,10 @@ def process(job: IngestJob) -> dict[str, Any]:
                 core_changed += int(_core(space=space, item=item))
             if item is not None and res.action in ("ADD", "UPDATE", "DEFER"):
                 new_items.append(item.pk)
-        audit.record(
-            space=space,
-            action="graph",
-            target_type="turn",
-            target_id=turn.pk,
-            actor="pipeline",
-            relations=linked,
-        )
-        audit.record(
-            space=space,
-            action="core_proposal",
-            target_type="turn",
-            target_id=turn.pk,
-            actor="pipeline",
-            changed=core_changed,
-        )
+        steps.append(_step(turn, "graph", relations=linked))
+        steps.append(_step(turn, "core_proposal", changed=core_changed))
+        # The per-step trail in one INSERT: it is most of the rows a turn writes.
+        AuditEvent.objects.bulk_create(steps)
         result["actions"] = actions
         result["ms"] = round((time.perf_counter() - started) * 1000, 2)
         IngestJob.objects.filter(pk=job.pk).update(result=result)
@@ -218,6 +191,17 @@ def process(job: IngestJob) -> dict[str, Any]:
             items=new_items,
         )
     return result
+
+
+def _step(turn: Turn, action: str, **detail: Any) -> AuditEvent:
+    return AuditEvent(
+        space_id=turn.space_id,
+        action=action,
+        target_type="turn",
+        target_id=str(turn.pk),
+        actor="pipeline",
+        detail=detail,
+    )
 
 
 def _core(*, space, item: MemoryItem) -> bool:  # type: ignore[no-untyped-def]
