@@ -133,7 +133,8 @@ def run(ctx: StepContext) -> StepResult:
             continue
         result.add("candidates")
         source_turn, text = _best_sentence(m)
-        kind, importance = MemoryItem.Kind.FACT, 0.5
+        kind: str = MemoryItem.Kind.FACT
+        importance = 0.5
         # Provenance is what the text came from: the one quoted turn, or
         # every mention when the LLM wrote the fact from all of them.
         refs = [source_turn.ref] if source_turn.ref else []

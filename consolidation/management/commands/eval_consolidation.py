@@ -54,6 +54,7 @@ class Command(BaseCommand):
             else list(range(1, len(data) + 1))
         )
         evaluator = load_command_class("memory", "eval_locomo")
+        assert isinstance(evaluator, eval_locomo.Command)
         evaluator.stdout, evaluator.stderr = self.stdout, self.stderr
         call_command("migrate", verbosity=0, interactive=False)
         self.stdout.write(f"database: {connection.settings_dict['NAME']}")
