@@ -7,12 +7,14 @@ cluster collapses into its most detailed member (rewritten denser by the LLM
 when one is available) with the frequencies summed; the others are
 superseded by it, never deleted.
 
-A contradiction is two live facts with the same subject and predicate and a
-different object: as on the write path, the newer value supersedes the older.
+A contradiction is two live facts with the same subject and a functional
+predicate (one value at a time) but different objects: as on the write path,
+the newer value supersedes the older.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from datetime import datetime
 
@@ -36,6 +38,7 @@ from consolidation.jobs._common import (
 )
 from memory.models import MemoryItem, MemoryVector
 from memory.services import audit
+from memory.services.pipeline.candidates import FUNCTIONAL_PREDICATES
 
 
 class MergeAnswer(BaseModel):
@@ -196,6 +199,14 @@ def _when(item: MemoryItem) -> datetime:
     return item.valid_from or item.created_at
 
 
+def functional(predicate: str) -> bool:
+    """Same rule as the write path: only predicates that hold one value at a
+    time ("lives_in", "favorite_*") can be contradicted; "likes" tea and
+    "likes" hiking are both true."""
+    p = re.sub(r"[^a-z0-9_]+", "_", predicate.strip().lower()).strip("_")
+    return p in FUNCTIONAL_PREDICATES or p.startswith("favorite_")
+
+
 def _contradictions(ctx: StepContext, result: StepResult) -> None:
     from memory.services.facts import supersede
 
@@ -208,7 +219,8 @@ def _contradictions(ctx: StepContext, result: StepResult) -> None:
         .exclude(object="")
     )
     for item in rows:
-        groups[(norm(item.subject), norm(item.predicate))].append(item)
+        if functional(item.predicate):
+            groups[(norm(item.subject), norm(item.predicate))].append(item)
     for group in groups.values():
         objects = {norm(i.object) for i in group}
         if len(objects) < 2:
