@@ -98,7 +98,7 @@ _TAG_CHARS = re.compile("[\U000e0000-\U000e007f]")
 # in one of the memory tags; an agent echoing such a block back is not new
 # information (anti-echo), and a user typing one is forging the frame.
 _MEMORY_TAGS = (
-    r"engram[-_][a-z_-]+|memory|memories|recalled[-_ ]memory|relevant[-_ ]memory|"
+    r"engram[-_:][a-z_:-]+|memory|memories|recalled[-_ ]memory|relevant[-_ ]memory|"
     r"retrieved[-_ ]memory|memory[-_]context|core[-_]memory"
 )
 _ROLE_TAGS = (
