@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from ninja.responses import Status
 from pydantic import Field
@@ -10,6 +9,7 @@ from pydantic import Field
 from consolidation import selectors, services
 from consolidation.models import ConsolidationRun
 from consolidation.schemas import ConsolidateIn, ConsolidateOut, RunListOut, RunOut
+from engram_site.types import SpaceRequest
 
 router = Router(tags=["consolidation"])
 
@@ -33,11 +33,11 @@ def run_out(run: ConsolidationRun) -> RunOut:
 
 @router.post("/consolidate", response={202: ConsolidateOut})
 def consolidate(
-    request: HttpRequest, payload: ConsolidateIn | None = None
+    request: SpaceRequest, payload: ConsolidateIn | None = None
 ) -> Status[ConsolidateOut]:
     payload = payload or ConsolidateIn()
     run, created = services.start_run(
-        space=request.space,  # type: ignore[attr-defined]
+        space=request.space,
         trigger="manual",
         only=payload.steps,
         skip=payload.skip,
@@ -52,9 +52,9 @@ class RunFilter(Schema):
 
 
 @router.get("/consolidation/runs", response=RunListOut)
-def list_runs(request: HttpRequest, filters: Query[RunFilter]) -> RunListOut:
+def list_runs(request: SpaceRequest, filters: Query[RunFilter]) -> RunListOut:
     runs, count = selectors.runs(
-        space=request.space,  # type: ignore[attr-defined]
+        space=request.space,
         status=filters.status,
         limit=filters.limit,
         offset=filters.offset,
@@ -63,5 +63,5 @@ def list_runs(request: HttpRequest, filters: Query[RunFilter]) -> RunListOut:
 
 
 @router.get("/consolidation/runs/{run_id}", response=RunOut)
-def get_run(request: HttpRequest, run_id: int) -> RunOut:
-    return run_out(selectors.get_run(space=request.space, run_id=run_id))  # type: ignore[attr-defined]
+def get_run(request: SpaceRequest, run_id: int) -> RunOut:
+    return run_out(selectors.get_run(space=request.space, run_id=run_id))

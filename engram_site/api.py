@@ -4,7 +4,7 @@ router per area."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
@@ -12,17 +12,21 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, ValidationError
 from ninja.security import HttpBearer
 
+from engram_site.types import SpaceRequest
 from memory.errors import EngramError
+from memory.models import ApiKey
 from memory.services.spaces import authenticate
 
 
 class ApiKeyAuth(HttpBearer):
-    def authenticate(self, request: HttpRequest, token: str) -> Any:
+    def authenticate(self, request: HttpRequest, token: str) -> ApiKey | None:
         key = authenticate(token)
         if key is None:
             return None
-        request.space = key.space  # type: ignore[attr-defined]
-        request.api_key = key  # type: ignore[attr-defined]
+        # From here on the request is a SpaceRequest: operations declare it so.
+        space_request = cast(SpaceRequest, request)
+        space_request.space = key.space
+        space_request.api_key = key
         return key
 
 

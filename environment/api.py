@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest
 from ninja import Router
 
+from engram_site.types import SpaceRequest
 from environment import paths, services
 from environment.models import EnvironmentSnapshot
 from environment.schemas import (
@@ -35,29 +35,29 @@ def _out(snap: EnvironmentSnapshot) -> dict[str, Any]:
 
 
 @router.get("/environment", response=EnvironmentOut)
-def get_environment(request: HttpRequest, host: str | None = None) -> dict[str, Any]:
+def get_environment(request: SpaceRequest, host: str | None = None) -> dict[str, Any]:
     """The host this space's prompts describe, with drift since the previous snapshot."""
-    return _out(services.current_snapshot(space=request.space, host=host))  # type: ignore[attr-defined]
+    return _out(services.current_snapshot(space=request.space, host=host))
 
 
 @router.post("/environment/refresh", response=EnvironmentOut)
-def refresh_environment(request: HttpRequest) -> dict[str, Any]:
+def refresh_environment(request: SpaceRequest) -> dict[str, Any]:
     """Probe the server host now."""
     return _out(services.refresh_probe())
 
 
 @router.post("/environment/report", response=EnvironmentOut)
-def report_environment(request: HttpRequest, payload: EnvironmentReportIn) -> dict[str, Any]:
+def report_environment(request: SpaceRequest, payload: EnvironmentReportIn) -> dict[str, Any]:
     """An agent reports the machine it runs on; it becomes this space's default host."""
     data = payload.model_dump()
     data["drives"] = [d.model_dump(exclude_none=True) for d in payload.drives]
-    snap = services.report_environment(space=request.space, data=data)  # type: ignore[attr-defined]
+    snap = services.report_environment(space=request.space, data=data)
     return _out(snap)
 
 
 @router.post("/environment/resolve-path", response=ResolvePathOut)
-def resolve_path(request: HttpRequest, payload: ResolvePathIn) -> dict[str, Any]:
-    snap = services.current_snapshot(space=request.space, host=payload.host)  # type: ignore[attr-defined]
+def resolve_path(request: SpaceRequest, payload: ResolvePathIn) -> dict[str, Any]:
+    snap = services.current_snapshot(space=request.space, host=payload.host)
     try:
         result = paths.resolve_path(payload.path, env=snap.data)
     except ValueError as exc:
@@ -66,8 +66,8 @@ def resolve_path(request: HttpRequest, payload: ResolvePathIn) -> dict[str, Any]
 
 
 @router.post("/environment/find-binary", response=FindBinaryOut)
-def find_binary(request: HttpRequest, payload: FindBinaryIn) -> dict[str, Any]:
-    snap = services.current_snapshot(space=request.space, host=payload.host)  # type: ignore[attr-defined]
+def find_binary(request: SpaceRequest, payload: FindBinaryIn) -> dict[str, Any]:
+    snap = services.current_snapshot(space=request.space, host=payload.host)
     try:
         found = paths.find_binary(payload.name, env=snap.data)
     except ValueError as exc:

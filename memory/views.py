@@ -9,20 +9,22 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
+from engram_site.types import HtmxHttpRequest
 from memory import selectors
 from memory.errors import EngramError
 from memory.models import AuditEvent, IngestJob, MemoryItem, Space
 
 
-def _space(request: HttpRequest) -> Space:
+def _space(request: HtmxHttpRequest) -> Space:
     """The space being curated: ?space=name switches and is remembered in the
     session; with none chosen, the first space (made if there is none)."""
     wanted = request.GET.get("space")
+    space: Space | None
     if wanted:
         space = get_object_or_404(Space, name=wanted)
         request.session["space_id"] = space.pk
@@ -35,11 +37,11 @@ def _space(request: HttpRequest) -> Space:
     return space
 
 
-def _actor(request: HttpRequest) -> str:
+def _actor(request: HtmxHttpRequest) -> str:
     return f"curator:{request.user.get_username()}"
 
 
-def _page(request: HttpRequest, template: str, tab: str, **context: Any) -> HttpResponse:
+def _page(request: HtmxHttpRequest, template: str, tab: str, **context: Any) -> HttpResponse:
     space = context.pop("space", None) or _space(request)
     status = selectors.space_status(space=space)
     return render(
@@ -49,7 +51,7 @@ def _page(request: HttpRequest, template: str, tab: str, **context: Any) -> Http
             "space": space,
             "spaces": Space.objects.order_by("name"),
             "status": status,
-            "last_consolidation": parse_datetime(status["last_consolidation"])  # type: ignore[arg-type]
+            "last_consolidation": parse_datetime(str(status["last_consolidation"]))
             if status["last_consolidation"]
             else None,
             "tab": tab,
@@ -59,7 +61,7 @@ def _page(request: HttpRequest, template: str, tab: str, **context: Any) -> Http
 
 
 @staff_member_required
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: HtmxHttpRequest) -> HttpResponse:
     return redirect("memory:facts")
 
 
@@ -67,13 +69,20 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @staff_member_required
-def facts(request: HttpRequest) -> HttpResponse:
+def facts(request: HtmxHttpRequest) -> HttpResponse:
     space = _space(request)
     filters = {
         key: request.GET.get(key, "").strip()[:200]
         for key in ("kind", "status", "entity", "live", "q")
     }
-    items = selectors.facts_page(space=space, **filters)
+    items = selectors.facts_page(
+        space=space,
+        kind=filters["kind"],
+        status=filters["status"],
+        entity=filters["entity"],
+        live=filters["live"],
+        q=filters["q"],
+    )
     template = (
         "memory/_fact_rows.html"
         if request.htmx and request.htmx.target == "fact-rows"
@@ -92,7 +101,7 @@ def facts(request: HttpRequest) -> HttpResponse:
 
 
 @staff_member_required
-def fact_history(request: HttpRequest, item_id: int) -> HttpResponse:
+def fact_history(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
     space = _space(request)
     try:
         chain = selectors.fact_chain(space=space, item_id=item_id)
@@ -110,7 +119,7 @@ def fact_history(request: HttpRequest, item_id: int) -> HttpResponse:
 
 @staff_member_required
 @require_POST
-def fact_edit(request: HttpRequest, item_id: int) -> HttpResponse:
+def fact_edit(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
     from memory.services.facts import save_fact, supersede
 
     space = _space(request)
@@ -144,7 +153,7 @@ def fact_edit(request: HttpRequest, item_id: int) -> HttpResponse:
 
 @staff_member_required
 @require_POST
-def fact_forget(request: HttpRequest, item_id: int) -> HttpResponse:
+def fact_forget(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
     from memory.services.forget import forget
 
     space = _space(request)
@@ -165,7 +174,7 @@ def fact_forget(request: HttpRequest, item_id: int) -> HttpResponse:
 
 @staff_member_required
 @require_POST
-def fact_restore(request: HttpRequest, item_id: int) -> HttpResponse:
+def fact_restore(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
     from memory.services.forget import restore
 
     space = _space(request)
@@ -183,7 +192,7 @@ def fact_restore(request: HttpRequest, item_id: int) -> HttpResponse:
 
 
 @staff_member_required
-def core(request: HttpRequest) -> HttpResponse:
+def core(request: HtmxHttpRequest) -> HttpResponse:
     from memory.services import core as core_service
 
     space = _space(request)
@@ -204,7 +213,7 @@ def core(request: HttpRequest) -> HttpResponse:
 
 @staff_member_required
 @require_POST
-def core_edit(request: HttpRequest, label: str) -> HttpResponse:
+def core_edit(request: HtmxHttpRequest, label: str) -> HttpResponse:
     from memory.services import core as core_service
 
     try:
@@ -229,7 +238,7 @@ def core_edit(request: HttpRequest, label: str) -> HttpResponse:
 
 
 @staff_member_required
-def core_diff(request: HttpRequest, label: str, version: int) -> HttpResponse:
+def core_diff(request: HtmxHttpRequest, label: str, version: int) -> HttpResponse:
     from memory.services import core as core_service
 
     try:
@@ -242,7 +251,7 @@ def core_diff(request: HttpRequest, label: str, version: int) -> HttpResponse:
 
 @staff_member_required
 @require_POST
-def core_rollback(request: HttpRequest, label: str, version: int) -> HttpResponse:
+def core_rollback(request: HtmxHttpRequest, label: str, version: int) -> HttpResponse:
     from memory.services import core as core_service
 
     try:
@@ -262,7 +271,7 @@ def core_rollback(request: HttpRequest, label: str, version: int) -> HttpRespons
 
 
 @staff_member_required
-def ask(request: HttpRequest) -> HttpResponse:
+def ask(request: HtmxHttpRequest) -> HttpResponse:
     from memory.services.recall import recall
 
     space = _space(request)
@@ -296,7 +305,7 @@ def ask(request: HttpRequest) -> HttpResponse:
 
 
 @staff_member_required
-def audit(request: HttpRequest) -> HttpResponse:
+def audit(request: HtmxHttpRequest) -> HttpResponse:
     space = _space(request)
     events = AuditEvent.objects.filter(space=space)
     action = request.GET.get("action", "")[:30]
@@ -320,7 +329,7 @@ def audit(request: HttpRequest) -> HttpResponse:
 
 
 @staff_member_required
-def jobs(request: HttpRequest) -> HttpResponse:
+def jobs(request: HtmxHttpRequest) -> HttpResponse:
     space = _space(request)
     rows = IngestJob.objects.filter(space=space).select_related("turn")
     status = request.GET.get("status", "")[:10]
@@ -339,7 +348,7 @@ def jobs(request: HttpRequest) -> HttpResponse:
 
 @staff_member_required
 @require_POST
-def jobs_retry(request: HttpRequest) -> HttpResponse:
+def jobs_retry(request: HtmxHttpRequest) -> HttpResponse:
     from memory.services.outbox import retry_dead
 
     space = _space(request)
@@ -357,7 +366,7 @@ def jobs_retry(request: HttpRequest) -> HttpResponse:
 
 
 @staff_member_required
-def consolidation(request: HttpRequest) -> HttpResponse:
+def consolidation(request: HtmxHttpRequest) -> HttpResponse:
     from consolidation.models import ConsolidationRun
 
     space = _space(request)
@@ -377,7 +386,7 @@ def consolidation(request: HttpRequest) -> HttpResponse:
 
 @staff_member_required
 @require_POST
-def consolidation_run(request: HttpRequest) -> HttpResponse:
+def consolidation_run(request: HtmxHttpRequest) -> HttpResponse:
     from consolidation.services import start_run
 
     run, created = start_run(space=_space(request), trigger="manual")
@@ -394,10 +403,10 @@ def consolidation_run(request: HttpRequest) -> HttpResponse:
 
 
 @staff_member_required
-def graph(request: HttpRequest) -> HttpResponse:
+def graph(request: HtmxHttpRequest) -> HttpResponse:
     return _page(request, "memory/graph.html", "graph")
 
 
 @staff_member_required
-def graph_json(request: HttpRequest) -> JsonResponse:
+def graph_json(request: HtmxHttpRequest) -> JsonResponse:
     return JsonResponse(selectors.graph_data(space=_space(request)))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
+from engram_site.types import SpaceRequest
 from memory.services.context import build_context
 
 router = Router(tags=["context"])
@@ -35,5 +35,5 @@ class ContextOut(Schema):
 
 
 @router.get("/context", response=ContextOut)
-def context(request: HttpRequest, params: Query[ContextQuery]) -> dict[str, Any]:
-    return build_context(space=request.space, query=params.query)  # type: ignore[attr-defined]
+def context(request: SpaceRequest, params: Query[ContextQuery]) -> dict[str, Any]:
+    return build_context(space=request.space, query=params.query)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
+from engram_site.types import SpaceRequest
 from memory.errors import Conflict
 from memory.models import CoreBlock
 from memory.services import core
@@ -84,25 +84,24 @@ def _out(block: CoreBlock) -> dict[str, object]:
     }
 
 
-def _author(request: HttpRequest) -> str:
-    key = getattr(request, "api_key", None)
-    return f"api:{key.prefix}" if key is not None else "api"
+def _author(request: SpaceRequest) -> str:
+    return f"api:{request.api_key.prefix}"
 
 
 @router.get("/core", response=list[CoreBlockOut])
-def list_blocks(request: HttpRequest) -> list[dict[str, object]]:
-    space = request.space  # type: ignore[attr-defined]
+def list_blocks(request: SpaceRequest) -> list[dict[str, object]]:
+    space = request.space
     return [_out(core.get_block(space=space, label=label)) for label in core.LABELS]
 
 
 @router.get("/core/{label}", response=CoreBlockOut)
-def get_block(request: HttpRequest, label: LabelPath) -> dict[str, object]:
-    return _out(core.get_block(space=request.space, label=label))  # type: ignore[attr-defined]
+def get_block(request: SpaceRequest, label: LabelPath) -> dict[str, object]:
+    return _out(core.get_block(space=request.space, label=label))
 
 
 @router.put("/core/{label}", response=CoreBlockOut)
-def put_block(request: HttpRequest, label: LabelPath, payload: CorePutIn) -> dict[str, object]:
-    space = request.space  # type: ignore[attr-defined]
+def put_block(request: SpaceRequest, label: LabelPath, payload: CorePutIn) -> dict[str, object]:
+    space = request.space
     # Import a pending hand edit first, so a stale expected_version is caught.
     core.get_block(space=space, label=label)
     block = core.set_text(
@@ -118,9 +117,9 @@ def put_block(request: HttpRequest, label: LabelPath, payload: CorePutIn) -> dic
 
 @router.get("/core/{label}/history", response=list[CoreVersionOut])
 def block_history(
-    request: HttpRequest, label: LabelPath, params: Query[CoreHistoryQuery]
+    request: SpaceRequest, label: LabelPath, params: Query[CoreHistoryQuery]
 ) -> list[dict[str, object]]:
-    block = core.get_block(space=request.space, label=label)  # type: ignore[attr-defined]
+    block = core.get_block(space=request.space, label=label)
     return [
         {
             "version": v.version,
@@ -136,9 +135,9 @@ def block_history(
 
 @router.get("/core/{label}/diff", response=CoreDiffOut)
 def block_diff(
-    request: HttpRequest, label: LabelPath, params: Query[CoreDiffQuery]
+    request: SpaceRequest, label: LabelPath, params: Query[CoreDiffQuery]
 ) -> dict[str, object]:
-    block = core.get_block(space=request.space, label=label)  # type: ignore[attr-defined]
+    block = core.get_block(space=request.space, label=label)
     to_version = block.version if params.to_version is None else params.to_version
     return {
         "label": label,
@@ -149,9 +148,9 @@ def block_diff(
 
 
 @router.post("/core/{label}/undo", response=CoreBlockOut)
-def undo_block(request: HttpRequest, label: LabelPath, payload: CoreUndoIn) -> dict[str, object]:
+def undo_block(request: SpaceRequest, label: LabelPath, payload: CoreUndoIn) -> dict[str, object]:
     block = core.undo(
-        space=request.space,  # type: ignore[attr-defined]
+        space=request.space,
         label=label,
         author=_author(request),
         expected_version=payload.expected_version,
@@ -161,9 +160,9 @@ def undo_block(request: HttpRequest, label: LabelPath, payload: CoreUndoIn) -> d
 
 @router.post("/core/{label}/rollback", response=CoreBlockOut)
 def rollback_block(
-    request: HttpRequest, label: LabelPath, payload: CoreRollbackIn
+    request: SpaceRequest, label: LabelPath, payload: CoreRollbackIn
 ) -> dict[str, object]:
-    space = request.space  # type: ignore[attr-defined]
+    space = request.space
     block = core.get_block(space=space, label=label)
     if payload.expected_version is not None and payload.expected_version != block.version:
         raise Conflict(

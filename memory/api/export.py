@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from ninja import Body, Router, Schema
 from pydantic import Field
 
+from engram_site.types import SpaceRequest
 from memory.services import export as export_service
 from memory.services.imports import import_graph, import_space
 
@@ -33,11 +34,11 @@ class GraphImportOut(Schema):
 
 @router.get("/export", response={200: dict[str, Any]})
 def export_space(
-    request: HttpRequest, format: Literal["json", "markdown"] = "json", redacted: bool = False
+    request: SpaceRequest, format: Literal["json", "markdown"] = "json", redacted: bool = False
 ) -> Any:
     """The whole space as JSON (round-trips through POST /import) or as one
     Markdown document. `redacted=true` masks secrets in every text, for sharing."""
-    space = request.space  # type: ignore[attr-defined]
+    space = request.space
     if format == "markdown":
         text = export_service.export_markdown(space=space, redacted=redacted)
         response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
@@ -47,18 +48,18 @@ def export_space(
 
 
 @router.post("/import", response=ImportOut)
-def import_export(request: HttpRequest, payload: Body[dict[str, Any]]) -> dict[str, Any]:
+def import_export(request: SpaceRequest, payload: Body[dict[str, Any]]) -> dict[str, Any]:
     """Import a JSON export of GET /export. Importing the same file twice adds nothing."""
-    report = import_space(space=request.space, data=payload, actor="api")  # type: ignore[attr-defined]
+    report = import_space(space=request.space, data=payload, actor="api")
     return report.as_dict()
 
 
 @router.post("/import/graph", response=GraphImportOut)
-def import_graph_dump(request: HttpRequest, payload: GraphIn) -> dict[str, Any]:
+def import_graph_dump(request: SpaceRequest, payload: GraphIn) -> dict[str, Any]:
     """Import a {nodes, edges} knowledge-graph dump (Cognee's shape); facts get
     source 'import:cognee'. `dry_run` answers the counts without writing."""
     report = import_graph(
-        space=request.space,  # type: ignore[attr-defined]
+        space=request.space,
         dump={"nodes": payload.nodes, "edges": payload.edges},
         dry_run=payload.dry_run,
         actor="api",

@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import date, datetime, time
 from typing import Any, Literal
 
-from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Router, Schema
 from pydantic import Field, field_validator
 
+from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.services.facts import save_fact
 
@@ -67,9 +67,9 @@ def _parse_when(value: str) -> datetime:
 
 
 @router.post("/memory/facts", response=FactOut)
-def post_fact(request: HttpRequest, payload: FactIn) -> dict[str, Any]:
+def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
     result = save_fact(
-        space=request.space,  # type: ignore[attr-defined]
+        space=request.space,
         text=payload.text,
         subject=payload.subject,
         predicate=payload.predicate,
@@ -78,7 +78,7 @@ def post_fact(request: HttpRequest, payload: FactIn) -> dict[str, Any]:
         importance=payload.importance,
         valid_from=_parse_when(payload.valid_from) if payload.valid_from else None,
         source="api",
-        actor=f"api:{request.api_key.prefix}",  # type: ignore[attr-defined]
+        actor=f"api:{request.api_key.prefix}",
     )
     if result.item is None:
         if result.action == "DROP":

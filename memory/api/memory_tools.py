@@ -11,10 +11,10 @@ from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from django.http import HttpRequest
 from ninja import Query, Router, Schema
 from pydantic import Field
 
+from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.models import Space
 from memory.services import core, forget
@@ -155,13 +155,12 @@ class RecallAliasOut(Schema):
 # --- helpers ----------------------------------------------------------------------------
 
 
-def _space(request: HttpRequest) -> Space:
-    return request.space  # type: ignore[attr-defined,no-any-return]
+def _space(request: SpaceRequest) -> Space:
+    return request.space
 
 
-def _actor(request: HttpRequest) -> str:
-    key = getattr(request, "api_key", None)
-    return f"api:{key.prefix}" if key is not None else "api"
+def _actor(request: SpaceRequest) -> str:
+    return f"api:{request.api_key.prefix}"
 
 
 def _field(outcome: Any, name: str, default: Any = None) -> Any:
@@ -202,7 +201,7 @@ def _recall(
 
 
 @router.post("/memory/save", response=MemorySaveOut)
-def memory_save(request: HttpRequest, payload: MemorySaveIn) -> dict[str, Any]:
+def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
     space = _space(request)
     if payload.block == "auto":
         if payload.action == "remove":
@@ -247,7 +246,7 @@ def memory_save(request: HttpRequest, payload: MemorySaveIn) -> dict[str, Any]:
 
 
 @router.post("/memory/forget", response=MemoryForgetOut)
-def memory_forget(request: HttpRequest, payload: MemoryForgetIn) -> dict[str, int]:
+def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, int]:
     count = forget.forget(
         space=_space(request),
         item_id=payload.item_id,
@@ -261,12 +260,12 @@ def memory_forget(request: HttpRequest, payload: MemoryForgetIn) -> dict[str, in
 
 
 @router.post("/memory/remember_fact", response=RememberFactOut)
-def remember_fact(request: HttpRequest, payload: RememberFactIn) -> dict[str, Any]:
+def remember_fact(request: SpaceRequest, payload: RememberFactIn) -> dict[str, Any]:
     return save_fact(space=_space(request), source="api", **payload.dict())
 
 
 @router.post("/memory/recall_facts", response=RecallAliasOut)
-def recall_facts(request: HttpRequest, payload: RecallAliasIn) -> dict[str, Any]:
+def recall_facts(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, Any]:
     return _recall(
         space=_space(request),
         query=payload.query,
@@ -277,14 +276,14 @@ def recall_facts(request: HttpRequest, payload: RecallAliasIn) -> dict[str, Any]
 
 
 @router.post("/memory/search_conversations", response=RecallAliasOut)
-def search_conversations(request: HttpRequest, payload: RecallAliasIn) -> dict[str, Any]:
+def search_conversations(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, Any]:
     return _recall(
         space=_space(request), query=payload.query, k=payload.k, as_of=payload.as_of, types=["turn"]
     )
 
 
 @router.post("/memory/recall_sessions", response=RecallAliasOut)
-def recall_sessions(request: HttpRequest, payload: RecallAliasIn) -> dict[str, Any]:
+def recall_sessions(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, Any]:
     return _recall(
         space=_space(request),
         query=payload.query,
@@ -395,7 +394,7 @@ class ToolsQuery(Schema):
 
 
 @router.get("/tools", response=dict[str, Any])
-def tools(request: HttpRequest, params: Query[ToolsQuery]) -> dict[str, Any]:
+def tools(request: SpaceRequest, params: Query[ToolsQuery]) -> dict[str, Any]:
     items = manifest()
     if params.format == "openai":
         return {

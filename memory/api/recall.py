@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from django.http import HttpRequest
 from ninja import Router, Schema
 from pydantic import Field
 
+from engram_site.types import SpaceRequest
 from memory.services.recall import RecallResponse, recall
 
 router = Router(tags=["recall"])
@@ -47,9 +47,9 @@ class RecallOut(Schema):
     degraded: list[str] = Field(default_factory=list)
 
 
-def _answer(request: HttpRequest, payload: RecallIn) -> RecallResponse:
+def _answer(request: SpaceRequest, payload: RecallIn) -> RecallResponse:
     return recall(
-        space=request.space,  # type: ignore[attr-defined]
+        space=request.space,
         query=payload.query,
         k=payload.k,
         as_of=payload.as_of,
@@ -58,10 +58,10 @@ def _answer(request: HttpRequest, payload: RecallIn) -> RecallResponse:
 
 
 @router.post("/recall", response=RecallOut)
-def post_recall(request: HttpRequest, payload: RecallIn) -> RecallResponse:
+def post_recall(request: SpaceRequest, payload: RecallIn) -> RecallResponse:
     return _answer(request, payload)
 
 
 @router.post("/memory/search", response=RecallOut)
-def post_memory_search(request: HttpRequest, payload: RecallIn) -> RecallResponse:
+def post_memory_search(request: SpaceRequest, payload: RecallIn) -> RecallResponse:
     return _answer(request, payload)

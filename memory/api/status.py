@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
+from engram_site.types import SpaceRequest
 from memory import selectors
 from memory.schemas import HealthOut, StatusOut
 
@@ -15,5 +16,5 @@ def health(request: HttpRequest) -> dict[str, str]:
 
 
 @router.get("/status", response=StatusOut)
-def status(request: HttpRequest) -> dict[str, object]:
-    return selectors.space_status(space=request.space)  # type: ignore[attr-defined]
+def status(request: SpaceRequest) -> dict[str, object]:
+    return selectors.space_status(space=request.space)

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from django.http import HttpRequest
 from ninja import Router
 from ninja.responses import Status
 
+from engram_site.types import SpaceRequest
 from memory.schemas import TurnBatchIn, TurnBatchOut, TurnIn, TurnOut
 from memory.services.turns import TurnData, accept_turns
 
@@ -22,8 +22,8 @@ def _data(turn: TurnIn) -> TurnData:
 
 
 @router.post("/turns", response={202: TurnOut})
-def post_turn(request: HttpRequest, payload: TurnIn) -> Status:
-    [accepted] = accept_turns(space=request.space, turns=[_data(payload)])  # type: ignore[attr-defined]
+def post_turn(request: SpaceRequest, payload: TurnIn) -> Status:
+    [accepted] = accept_turns(space=request.space, turns=[_data(payload)])
     return Status(
         202,
         {
@@ -36,8 +36,8 @@ def post_turn(request: HttpRequest, payload: TurnIn) -> Status:
 
 
 @router.post("/turns/batch", response={202: TurnBatchOut})
-def post_turns(request: HttpRequest, payload: TurnBatchIn) -> Status:
-    accepted = accept_turns(space=request.space, turns=[_data(t) for t in payload.turns])  # type: ignore[attr-defined]
+def post_turns(request: SpaceRequest, payload: TurnBatchIn) -> Status:
+    accepted = accept_turns(space=request.space, turns=[_data(t) for t in payload.turns])
     return Status(
         202,
         {"ids": [str(a.turn.pk) for a in accepted], "queued": sum(a.created for a in accepted)},

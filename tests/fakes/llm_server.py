@@ -119,8 +119,7 @@ class FakeLLM:
 
     @property
     def base_url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://127.0.0.1:{self.server.server_port}/v1"
 
     def provider(self, **extra: Any) -> dict[str, Any]:
         return {"base_url": self.base_url, "model": "fake-model", **extra}

@@ -8,6 +8,8 @@ where it stopped."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
@@ -37,7 +39,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    def handle(self, *args: object, **opts: object) -> None:
+    def handle(self, *args: object, **opts: Any) -> None:
         if not embeddings.enabled():
             raise CommandError("ENGRAM_EMBEDDINGS=none: nothing to embed")
         spaces = Space.objects.order_by("id")
@@ -81,7 +83,7 @@ class Command(BaseCommand):
             file=self.stderr,
         ) as bar:
 
-            def stored(n: int) -> None:
+            def on_batch(n: int) -> None:
                 nonlocal done
                 done += n
                 bar.update(n)
@@ -91,7 +93,7 @@ class Command(BaseCommand):
                     continue
                 try:
                     embeddings.reembed_pending(
-                        space_id=space.id, limit=limit - done, on_batch=stored
+                        space_id=space.id, limit=limit - done, on_batch=on_batch
                     )
                 except EmbeddingsUnavailable as exc:
                     raise CommandError(

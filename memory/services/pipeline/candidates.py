@@ -6,6 +6,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from memory.search.query import query_terms
 
@@ -46,7 +47,8 @@ class Candidate:
     valid_from: datetime | None = None
     # The user took this back ("I no longer live in Lisbon"): invalidate, don't add.
     retract: bool = False
-    meta: dict[str, object] = field(default_factory=dict)
+    # Any, not object: inside this class body `object` names the field above.
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.text = " ".join(self.text.split())[:2000]
