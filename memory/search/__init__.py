@@ -58,7 +58,13 @@ def search(
     if len(terms) > 1:
         terms = _prune(backend, target, terms)
     return backend.search(
-        target, space_id=space_id, terms=terms, limit=limit, live_only=live_only, as_of=as_of
+        target,
+        space_id=space_id,
+        terms=terms,
+        limit=limit,
+        live_only=live_only,
+        as_of=as_of,
+        scan_cap=SCAN_CAP,
     )
 
 
@@ -68,6 +74,13 @@ def search(
 # would touch more rows than this, the most common terms are left out, rarest
 # kept first; the rarest term always stays. Small spaces never reach it.
 MATCH_BUDGET = 3000
+# Pruning cannot help when even the rarest term is everywhere ("what about
+# X?" where X is in most rows). So the backends rank at most SCAN_CAP matching
+# rows of the space, the newest ones (highest ids): walking the index in id
+# order stops early, where ranking by BM25 would have to score every match.
+# Below the cap (every query in a space of normal size, and every query that
+# pruning brought under MATCH_BUDGET) the result is exactly the full ranking.
+SCAN_CAP = MATCH_BUDGET
 _DF_TTL_SECONDS = 60.0
 _DF_CACHE_SIZE = 4096
 _df_cache: OrderedDict[tuple[str, str, str], tuple[float, int]] = OrderedDict()

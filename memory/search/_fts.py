@@ -45,6 +45,7 @@ def search(
     limit: int,
     live_only: bool,
     as_of: datetime | None,
+    scan_cap: int,
 ) -> list[Hit]:
     from memory.search import Hit
 
@@ -67,12 +68,17 @@ def search(
     elif as_of is not None:
         where.append("c.created_at <= %s")
         params.append(as_of)
-    params.append(limit)
+    params += [scan_cap, limit]
+    # The inner query walks the match in descending rowid order, which FTS5
+    # does without sorting, so LIMIT stops it after scan_cap rows of this space
+    # and bm25() (a docsize lookup per row) runs only on those; the outer one
+    # ranks them. Ties go to the lower id, so the order is deterministic.
     sql = (
-        f"SELECT c.id, {_BM25[target]} AS rank FROM {fts} "
+        f"SELECT id, rank FROM (SELECT c.id AS id, {_BM25[target]} AS rank FROM {fts} "
         f"JOIN {content} c ON c.id = {fts}.rowid "
         f"WHERE {fts} MATCH %s AND {' AND '.join(where)} "
-        "ORDER BY rank LIMIT %s"
+        f"ORDER BY {fts}.rowid DESC LIMIT %s) "
+        "ORDER BY rank, id LIMIT %s"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

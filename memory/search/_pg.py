@@ -1,8 +1,14 @@
 """PostgreSQL full-text search behind the same facade as FTS5.
 
-Expression GIN indexes over to_tsvector('english', ...) (created in migrations)
-keep the index in sync with the rows by definition. Terms are word characters
-only and reach to_tsquery as one bound parameter, each quoted as a lexeme."""
+Each searchable table carries a stored generated tsvector column (COLUMN,
+added by migration 0003 on PostgreSQL only) with a GIN index on it. Postgres
+computes it on every INSERT/UPDATE, so it is in sync with the row by
+definition, and ranking reads the parsed vector instead of running
+to_tsvector over the text of every matching row (which is what made ranking
+slow with the earlier expression indexes). The column is not part of the
+Django models: the ORM names the columns it selects and inserts, so it never
+reads or writes it. Terms are word characters only and reach to_tsquery as
+one bound parameter, each quoted as a lexeme."""
 
 from __future__ import annotations
 
@@ -26,6 +32,10 @@ VECTORS = {
 }
 
 
+# The stored, generated tsvector column on each table (raw SQL only).
+COLUMN = "search_tsv"
+
+
 def tsquery(terms: list[str]) -> str:
     return " | ".join("'" + t.replace("'", "''").replace("\\", "") + "'" for t in terms)
 
@@ -38,11 +48,11 @@ def search(
     limit: int,
     live_only: bool,
     as_of: datetime | None,
+    scan_cap: int,
 ) -> list[Hit]:
     from memory.search import Hit
 
     table = TABLES[target]
-    vector = VECTORS[target]
     where = ["space_id = %s"]
     params: list[object] = [tsquery(terms), space_id]
     if target == "item":
@@ -61,12 +71,16 @@ def search(
     elif as_of is not None:
         where.append("created_at <= %s")
         params.append(as_of)
-    params.append(limit)
+    params += [scan_cap, limit]
+    # Rank only the newest scan_cap matches of the space (see SCAN_CAP in the
+    # facade): a top-N by id is cheap, ts_rank_cd on every match is not.
     sql = (
-        f"WITH q AS (SELECT to_tsquery('english', %s) AS query) "
-        f"SELECT id, ts_rank_cd({vector}, q.query, 1) AS rank FROM {table}, q "
-        f"WHERE ({vector}) @@ q.query AND {' AND '.join(where)} "
-        "ORDER BY rank DESC, id LIMIT %s"
+        f"WITH q AS (SELECT to_tsquery('english', %s) AS query), "
+        f"m AS (SELECT id, {COLUMN} AS tsv FROM {table}, q "
+        f"WHERE {COLUMN} @@ q.query AND {' AND '.join(where)} "
+        "ORDER BY id DESC LIMIT %s) "
+        "SELECT m.id, ts_rank_cd(m.tsv, q.query, 1) AS rank FROM m, q "
+        "ORDER BY rank DESC, m.id LIMIT %s"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -80,13 +94,17 @@ def doc_frequency(target: Target, *, term: str, cap: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM {table} "
-            f"WHERE ({VECTORS[target]}) @@ to_tsquery('english', %s) LIMIT %s) AS t",
+            f"WHERE {COLUMN} @@ to_tsquery('english', %s) LIMIT %s) AS t",
             [tsquery([term]), cap],
         )
         return int(cursor.fetchone()[0])
 
 
+# --- schema, used by migrations -------------------------------------------------------
+
+
 def create_sql(target: str) -> list[str]:
+    """Migration 0002: the original expression GIN index (superseded by 0003)."""
     return [
         f"CREATE INDEX IF NOT EXISTS {TABLES[target]}_fts_gin ON {TABLES[target]} "
         f"USING GIN (({VECTORS[target]}))"
@@ -95,3 +113,24 @@ def create_sql(target: str) -> list[str]:
 
 def drop_sql(target: str) -> list[str]:
     return [f"DROP INDEX IF EXISTS {TABLES[target]}_fts_gin"]
+
+
+def create_column_sql(target: str) -> list[str]:
+    """Migration 0003: the stored tsvector column and its GIN index, replacing
+    the expression index (adding the column computes it for existing rows)."""
+    table = TABLES[target]
+    return [
+        f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {COLUMN} tsvector "
+        f"GENERATED ALWAYS AS ({VECTORS[target]}) STORED",
+        f"CREATE INDEX IF NOT EXISTS {table}_tsv_gin ON {table} USING GIN ({COLUMN})",
+        *drop_sql(target),
+    ]
+
+
+def drop_column_sql(target: str) -> list[str]:
+    table = TABLES[target]
+    return [
+        *create_sql(target),
+        f"DROP INDEX IF EXISTS {table}_tsv_gin",
+        f"ALTER TABLE {table} DROP COLUMN IF EXISTS {COLUMN}",
+    ]

@@ -103,3 +103,60 @@ def test_operator_characters_are_plain_text(corpus, space, query) -> None:
     search("turn", space_id=space.pk, query=query)  # must not raise
     if "marathon" in query.lower() and len(query) < 100:
         assert search("turn", space_id=space.pk, query=query)
+
+
+def test_ranking_is_capped_to_the_newest_matches(space, monkeypatch) -> None:
+    # A term in every row: only the newest SCAN_CAP matches are ranked, and
+    # below the cap the ranking is the full one.
+    import memory.search as facade
+
+    s = Session.objects.create(space=space, external_id="cap")
+    ids = [
+        Turn.objects.create(
+            space=space, session=s, ref=str(i), role="user", text="kayak " * (1 + i % 3)
+        ).pk
+        for i in range(8)
+    ]
+    full = search("turn", space_id=space.pk, query="kayak", limit=20)
+    assert sorted(h.id for h in full) == sorted(ids)
+    monkeypatch.setattr(facade, "SCAN_CAP", 3)
+    capped = search("turn", space_id=space.pk, query="kayak", limit=20)
+    assert sorted(h.id for h in capped) == sorted(ids)[-3:]
+    assert [h.id for h in capped] == [h.id for h in full if h.id in set(ids[-3:])]
+
+
+def test_index_follows_orm_writes(space) -> None:
+    # Inserts, updates through save() and .only()-loaded rows, and deletes all
+    # reach the full-text index (FTS5 triggers; PostgreSQL's generated column).
+    item = MemoryItem.objects.create(space=space, text="Likes oolong tea")
+    assert [h.id for h in search("item", space_id=space.pk, query="oolong")] == [item.pk]
+    partial = MemoryItem.objects.only("id", "text").get(pk=item.pk)
+    partial.text = "Likes sencha tea"
+    partial.save(update_fields=["text"])
+    assert search("item", space_id=space.pk, query="oolong") == []
+    assert [h.id for h in search("item", space_id=space.pk, query="sencha")] == [item.pk]
+    assert MemoryItem.objects.values("text").get(pk=item.pk) == {"text": "Likes sencha tea"}
+    MemoryItem.objects.filter(pk=item.pk).delete()
+    assert search("item", space_id=space.pk, query="sencha") == []
+
+
+def test_postgres_ranks_a_stored_tsvector_column() -> None:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the stored tsvector column exists on PostgreSQL only")
+    from memory.search import _pg
+
+    with connection.cursor() as cursor:
+        for table in _pg.TABLES.values():
+            cursor.execute(
+                "SELECT is_generated FROM information_schema.columns "
+                "WHERE table_name = %s AND column_name = %s",
+                [table, _pg.COLUMN],
+            )
+            assert cursor.fetchone() == ("ALWAYS",)
+            cursor.execute(
+                "SELECT indexdef FROM pg_indexes WHERE tablename = %s AND indexdef ILIKE %s",
+                [table, "%gin%"],
+            )
+            assert [row[0] for row in cursor.fetchall() if _pg.COLUMN in row[0]]

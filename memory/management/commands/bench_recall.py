@@ -167,6 +167,7 @@ class Command(BaseCommand):
         self, space: Space, queries: list[str], samples: list[float], *, k: int, path: str
     ) -> None:
         import cProfile
+        import io
         import pstats
 
         cut = sorted(samples)[int(0.95 * len(samples))]
@@ -178,7 +179,9 @@ class Command(BaseCommand):
         profiler.disable()
         profiler.dump_stats(path)
         self.stdout.write(f"profile of the {len(slow)} slowest queries written to {path}:")
-        pstats.Stats(profiler, stream=self.stdout).sort_stats("cumulative").print_stats(25)
+        report = io.StringIO()
+        pstats.Stats(profiler, stream=report).sort_stats("cumulative").print_stats(30)
+        self.stdout.write(report.getvalue())
 
     def _build(
         self,
