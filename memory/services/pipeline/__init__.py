@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import DatabaseError, transaction
 
-from memory import llm
+from memory import embeddings, llm
 from memory.models import AuditEvent, IngestJob, MemoryItem, Turn
 from memory.screening import screen
 from memory.services import audit, facts, outbox
@@ -93,6 +93,9 @@ def process(job: IngestJob) -> dict[str, Any]:
                 actor="pipeline",
                 skipped=reason,
             )
+        # A skipped turn is still recalled (BM25 and vector channels rank
+        # turns), so it is embedded all the same.
+        embeddings.index_written(space_id=space.pk, item_ids=[], turn_ids=[turn.pk])
         return result
 
     with llm.count_calls() as calls:
@@ -179,9 +182,11 @@ def process(job: IngestJob) -> dict[str, Any]:
         result["actions"] = actions
         result["ms"] = round((time.perf_counter() - started) * 1000, 2)
         IngestJob.objects.filter(pk=job.pk).update(result=result)
-    # 7. embedding, outside the transaction (network)
-    if new_items:
-        facts.embed_later(space_id=space.pk, item_ids=new_items)
+    # 7. embedding, outside the transaction (network): the new items and the
+    # turn itself, which recall's vector channel ranks too. A failing backend
+    # never fails the job; the background catch-up embeds what is missing.
+    embedded = embeddings.index_written(space_id=space.pk, item_ids=new_items, turn_ids=[turn.pk])
+    if new_items or embedded:
         audit.record(
             space=space,
             action="embed",
@@ -189,6 +194,7 @@ def process(job: IngestJob) -> dict[str, Any]:
             target_id=turn.pk,
             actor="pipeline",
             items=new_items,
+            **embedded,
         )
     return result
 
