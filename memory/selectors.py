@@ -106,10 +106,15 @@ def fact_chain(*, space: Space, item_id: int) -> list[MemoryItem]:
 
 
 def graph_data(*, space: Space, limit: int = 300) -> dict[str, list[dict[str, object]]]:
-    """Entities as nodes and relations as edges, for the knowledge-graph view."""
+    """Entities as nodes and relations as edges, for the knowledge-graph view.
+    An edge is drawn live only while the fact it came from is live too
+    (archived, quarantined or pending facts draw it as history), and the edges
+    of a soft-forgotten fact are not drawn at all: forgetting is the user's
+    word that it should not be shown."""
     relations = list(
         Relation.objects.filter(space=space)
-        .select_related("src", "dst")
+        .exclude(item__status=MemoryItem.Status.FORGOTTEN)
+        .select_related("src", "dst", "item")
         .order_by("expired_at", "-created_at")[:limit]
     )
     ids = {r.src_id for r in relations} | {r.dst_id for r in relations}
@@ -122,7 +127,7 @@ def graph_data(*, space: Space, limit: int = 300) -> dict[str, list[dict[str, ob
                 "src": r.src_id,
                 "dst": r.dst_id,
                 "rel": r.rel,
-                "live": r.expired_at is None,
+                "live": r.expired_at is None and (r.item is None or r.item.is_live),
             }
             for r in relations
         ],

@@ -21,6 +21,8 @@ from django.db.models import Q
 from consolidation.jobs._common import ACTOR, StepContext, StepResult, cfg, live_items, space_now
 from memory.models import MemoryItem
 from memory.services import audit
+from memory.services.forget import bring_back
+from memory.services.graph import suspend_relations
 
 NEVER_DECAY = [MemoryItem.Kind.INSTRUCTION, MemoryItem.Kind.INSIGHT]
 
@@ -72,10 +74,20 @@ def run(ctx: StepContext) -> StepResult:
     for start in range(0, len(to_archive), 200):
         chunk = to_archive[start : start + 200]
         with transaction.atomic():
-            done = MemoryItem.objects.filter(
+            still_live = MemoryItem.objects.filter(
                 pk__in=[pk for pk, _ in chunk], status=MemoryItem.Status.ACTIVE, expired_at=None
+            )
+            # A fact forgotten or superseded since it was scored is left alone;
+            # only the facts archived here lose their edges and get an audit row.
+            archived = set(still_live.values_list("pk", flat=True))
+            done = MemoryItem.objects.filter(
+                pk__in=archived, status=MemoryItem.Status.ACTIVE, expired_at=None
             ).update(status=MemoryItem.Status.ARCHIVED)
+            # Out of recall means out of the graph too; restore reopens them.
+            suspend_relations(item_ids=archived)
             for pk, score in chunk:
+                if pk not in archived:
+                    continue
                 audit.record(
                     space=ctx.space,
                     action="archive",
@@ -89,19 +101,5 @@ def run(ctx: StepContext) -> StepResult:
 
 
 def restore(*, item: MemoryItem, actor: str) -> bool:
-    """Bring an archived fact back into recall, seen now."""
-    from django.utils import timezone
-
-    with transaction.atomic():
-        done = MemoryItem.objects.filter(pk=item.pk, status=MemoryItem.Status.ARCHIVED).update(
-            status=MemoryItem.Status.ACTIVE, last_seen=timezone.now()
-        )
-        if done:
-            audit.record(
-                space=item.space_id,
-                action="restore",
-                target_type="item",
-                target_id=item.pk,
-                actor=actor,
-            )
-    return bool(done)
+    """Bring an archived fact back into recall, seen now, with its edges."""
+    return bring_back(item=item, actor=actor, archived_only=True)

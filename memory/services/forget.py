@@ -42,6 +42,7 @@ from memory.models import (
 )
 from memory.search import Target, query_terms, search
 from memory.services import audit
+from memory.services.graph import revive_relations, suspend_relations
 
 log = logging.getLogger(__name__)
 
@@ -319,6 +320,8 @@ def forget(
     ids = [i.pk for i in items]
     with transaction.atomic():
         MemoryItem.objects.filter(pk__in=ids).update(status=MemoryItem.Status.FORGOTTEN)
+        # The fact's edges leave the graph with it; restore() reopens them.
+        suspend_relations(item_ids=ids)
         for item in items:
             audit.record(
                 space=space,
@@ -332,19 +335,40 @@ def forget(
     return len(ids)
 
 
+def bring_back(*, item: MemoryItem, actor: str, archived_only: bool = False) -> bool:
+    """Return a soft-forgotten or archived fact to recall, with the graph
+    edges that left with it. An archived fact counts as seen now, or the next
+    decay pass would archive it again at once. False when the item was in
+    neither state (or, with archived_only, not archived)."""
+    now = timezone.now()
+    rows = MemoryItem.objects.filter(pk=item.pk)
+    with transaction.atomic():
+        done = rows.filter(status=MemoryItem.Status.ARCHIVED).update(
+            status=MemoryItem.Status.ACTIVE, last_seen=now
+        )
+        if not done and not archived_only:
+            done = rows.filter(status=MemoryItem.Status.FORGOTTEN).update(
+                status=MemoryItem.Status.ACTIVE
+            )
+        if not done:
+            return False
+        item.refresh_from_db(fields=["status", "last_seen", "metadata", "expired_at"])
+        reopened = revive_relations(item=item)
+        audit.record(
+            space=item.space_id,
+            action="restore",
+            target_type="item",
+            target_id=item.pk,
+            actor=actor,
+            at=now.isoformat(),
+            relations=reopened,
+        )
+    return True
+
+
 def restore(*, space: Space, item_id: int | str, actor: str = "api") -> MemoryItem:
-    """Undo a soft forget."""
+    """Undo a soft forget or a decay archive."""
     item = _item(space, item_id)
-    if item.status != MemoryItem.Status.FORGOTTEN:
-        raise Invalid(f"item {item.pk} is not forgotten")
-    MemoryItem.objects.filter(pk=item.pk).update(status=MemoryItem.Status.ACTIVE)
-    audit.record(
-        space=space,
-        action="restore",
-        target_type="item",
-        target_id=item.pk,
-        actor=actor,
-        at=timezone.now().isoformat(),
-    )
-    item.status = MemoryItem.Status.ACTIVE
+    if not bring_back(item=item, actor=actor):
+        raise Invalid(f"item {item.pk} is neither forgotten nor archived")
     return item

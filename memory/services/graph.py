@@ -169,6 +169,57 @@ def expire_relations(*, item: MemoryItem) -> int:
     )
 
 
+# MemoryItem.metadata key listing the edges a soft forget or an archive closed.
+SUSPENDED_KEY = "suspended_relations"
+
+
+def suspend_relations(*, item_ids: Iterable[int]) -> int:
+    """Close the live edges of items leaving recall without being superseded
+    (soft forget, decay archive), so the graph channel and the dashboard stop
+    showing them, and note on each item which edges were closed: restoring it
+    reopens exactly those, not the ones a supersession closed before. The
+    validity window stays: the fact did not stop being true, it stopped being
+    known. Call inside the transaction that changes the items' status."""
+    ids = list(item_ids)
+    if not ids:
+        return 0
+    live = Relation.objects.filter(item_id__in=ids, expired_at=None)
+    by_item: dict[int, list[int]] = {}
+    for item_id, rel_id in live.values_list("item_id", "id"):
+        by_item.setdefault(item_id, []).append(rel_id)
+    if not by_item:
+        return 0
+    closed = Relation.objects.filter(
+        pk__in=[r for rels in by_item.values() for r in rels], expired_at=None
+    ).update(expired_at=timezone.now())
+    items = list(MemoryItem.objects.filter(pk__in=by_item).only("pk", "metadata"))
+    for item in items:
+        known = set(item.metadata.get(SUSPENDED_KEY) or [])
+        item.metadata = {**item.metadata, SUSPENDED_KEY: sorted(known | set(by_item[item.pk]))}
+    MemoryItem.objects.bulk_update(items, ["metadata"])
+    return closed
+
+
+def revive_relations(*, item: MemoryItem) -> int:
+    """Reopen exactly the edges suspend_relations closed for this item and
+    clear the note. An item superseded in the meantime keeps its edges closed:
+    its successor carries the fact now."""
+    metadata = dict(item.metadata or {})
+    rel_ids = metadata.pop(SUSPENDED_KEY, None)
+    if rel_ids is None:
+        return 0
+    reopened = 0
+    if item.expired_at is None:
+        reopened = (
+            Relation.objects.filter(item=item, pk__in=rel_ids)
+            .exclude(expired_at=None)
+            .update(expired_at=None)
+        )
+    MemoryItem.objects.filter(pk=item.pk).update(metadata=metadata)
+    item.metadata = metadata
+    return reopened
+
+
 def _ngrams(words: list[str]) -> list[str]:
     grams: list[str] = []
     for n in range(MAX_NGRAM, 0, -1):

@@ -237,3 +237,119 @@ def test_forget_everything_leaves_nothing_of_the_space(api, space, client_for, t
     # The other space is untouched, and this one's key still works.
     assert search("item", space_id=other_space.pk, query="cat")
     assert api.get("/api/v1/core/user").json()["text"] == ""
+
+
+# --- the graph edges of a soft-forgotten or archived fact ----------------------------
+
+
+def edge_state(item_id):  # type: ignore[no-untyped-def]
+    """{relation id: expired?} for the item's edges."""
+    return {r.pk: r.expired_at is not None for r in Relation.objects.filter(item_id=int(item_id))}
+
+
+def drawn(space):  # type: ignore[no-untyped-def]
+    """The dashboard graph's edges as (src name, rel, dst name, live)."""
+    from memory.selectors import graph_data
+
+    data = graph_data(space=space)
+    names = {n["id"]: n["name"] for n in data["nodes"]}
+    return {(names[e["src"]], e["rel"], names[e["dst"]], e["live"]) for e in data["edges"]}
+
+
+def test_soft_forget_closes_the_facts_edges_and_restore_reopens_them(api, space):
+    kept = remember(
+        api, text="Priya works at Infosys", subject="Priya", predicate="works_at", object="Infosys"
+    )
+    saved = remember(
+        api, text="Priya plays the sitar", subject="Priya", predicate="plays", object="sitar"
+    )
+    [rel_id] = edge_state(saved["id"])
+    assert edge_state(saved["id"]) == {rel_id: False}
+    assert ("Priya", "plays", "sitar", True) in drawn(space)
+
+    assert forget_call(api, item_id=saved["id"]).json() == {"forgotten": 1}
+    assert edge_state(saved["id"]) == {rel_id: True}
+    assert not any(rel == "plays" for _, rel, _, _ in drawn(space))
+    # The other fact about the same person keeps its live edge.
+    assert list(edge_state(kept["id"]).values()) == [False]
+    assert ("Priya", "works_at", "Infosys", True) in drawn(space)
+    assert api.get("/api/v1/status").json()["relations"] == 1
+
+    forget.restore(space=space, item_id=saved["id"])
+    assert edge_state(saved["id"]) == {rel_id: False}
+    assert ("Priya", "plays", "sitar", True) in drawn(space)
+    item = MemoryItem.objects.get(pk=saved["id"])
+    assert item.status == MemoryItem.Status.ACTIVE
+    assert "suspended_relations" not in item.metadata
+    restored = AuditEvent.objects.get(space=space, action="restore", target_id=saved["id"])
+    assert restored.detail["relations"] == 1
+
+
+def test_restore_reopens_only_the_edges_the_forget_closed(api, space):
+    old = remember(
+        api, text="Priya lives in Pune", subject="Priya", predicate="lives_in", object="Pune"
+    )
+    new = remember(
+        api, text="Priya lives in Goa", subject="Priya", predicate="lives_in", object="Goa"
+    )
+    assert new["superseded"] == [old["id"]]
+    [old_rel] = edge_state(old["id"])
+    assert edge_state(old["id"]) == {old_rel: True}  # closed by the supersession
+
+    # Forgetting and restoring the superseded fact leaves its edge closed.
+    assert forget_call(api, item_id=old["id"]).json() == {"forgotten": 1}
+    forget.restore(space=space, item_id=old["id"])
+    assert edge_state(old["id"]) == {old_rel: True}
+    assert ("Priya", "lives_in", "Pune", False) in drawn(space)
+
+    # The current fact's edge comes back; the old one stays history.
+    assert forget_call(api, item_id=new["id"]).json() == {"forgotten": 1}
+    forget.restore(space=space, item_id=new["id"])
+    assert all(not expired for expired in edge_state(new["id"]).values())
+    assert edge_state(old["id"]) == {old_rel: True}
+
+
+def test_an_archived_fact_leaves_the_graph_and_the_dashboard_restores_it(
+    api, space, client, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    stale = remember(
+        api,
+        text="Priya once tried the oboe",
+        subject="Priya",
+        predicate="tried",
+        object="oboe",
+        importance=0.1,
+    )
+    fresh = remember(
+        api, text="Priya teaches maths", subject="Priya", predicate="teaches", object="maths"
+    )
+    long_ago = timezone.now() - timedelta(days=400)
+    MemoryItem.objects.filter(pk=stale["id"]).update(last_seen=long_ago)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        started = api.post(
+            "/api/v1/consolidate", {"steps": ["decay"]}, content_type="application/json"
+        )
+    assert started.status_code == 202, started.content
+    run = api.get(f"/api/v1/consolidation/runs/{started.json()['run_id']}").json()
+    assert run["status"] == "done" and run["steps"]["decay"]["counts"]["archived"] == 1, run
+
+    assert MemoryItem.objects.get(pk=stale["id"]).status == MemoryItem.Status.ARCHIVED
+    assert all(edge_state(stale["id"]).values())
+    assert not any(edge_state(fresh["id"]).values())
+    assert ("Priya", "tried", "oboe", False) in drawn(space)
+
+    curator = get_user_model().objects.create_user("curator", password="x" * 20, is_staff=True)
+    client.force_login(curator)
+    response = client.post(f"/facts/{stale['id']}/restore/?space={space.name}")
+    assert response.status_code == 302
+    item = MemoryItem.objects.get(pk=stale["id"])
+    assert item.status == MemoryItem.Status.ACTIVE
+    assert item.last_seen > long_ago  # seen now, or the next pass archives it again
+    assert not any(edge_state(stale["id"]).values())
+    assert ("Priya", "tried", "oboe", True) in drawn(space)
