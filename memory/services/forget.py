@@ -1,8 +1,9 @@
 """Forgetting that is real.
 
 - Soft (the default): matching facts get status "forgotten": out of recall and
-  context, still visible to curators and restorable. Their lines leave the core
-  blocks through a normal new version, so that too is undoable.
+  context, still visible to curators and restorable. Their graph edges close
+  (restore reopens exactly those), and their lines leave the core blocks
+  through a normal new version, so that too is undoable.
 - Hard: the rows are deleted, with everything derived from them: FTS entries
   (the FTS5 delete triggers; PostgreSQL indexes the row itself), vectors
   (cascade), graph edges only they supported, entities left with no edge and
