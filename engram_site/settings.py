@@ -211,6 +211,9 @@ ENGRAM = {
     # with the local model vectors serve the write pipeline's retrieve-similar
     # only. Raise it for a stronger embedder after measuring with eval_locomo.
     "RECALL_VECTOR_WEIGHT": env_float("ENGRAM_RECALL_VECTOR_WEIGHT", 0.0, minimum=0.0),
+    "RECALL_VECTOR_MODE": env_choice(
+        "ENGRAM_RECALL_VECTOR_MODE", "fuse", ("fuse", "rerank", "gate")
+    ),
     # consolidation
     "CONSOLIDATE_IDLE_MINUTES": env_int("ENGRAM_CONSOLIDATE_IDLE_MINUTES", 20, minimum=1),
     "CONSOLIDATE_DAILY_AT": env_str("ENGRAM_CONSOLIDATE_DAILY_AT", "03:30"),

@@ -21,7 +21,7 @@ from django.db.models import Count, Max
 from memory import embeddings
 from memory.embeddings import DimensionMismatch, EmbeddingsUnavailable, Target
 
-__all__ = ["EmbeddingsUnavailable", "VectorHit", "search", "similar_to_text"]
+__all__ = ["EmbeddingsUnavailable", "VectorHit", "score_keys", "search", "similar_to_text"]
 
 # How often the cached matrix is checked for deleted rows (see _matrix).
 RECOUNT_SECONDS = 30.0
@@ -262,3 +262,30 @@ def similar_to_text(
     """Live items closest to `text` (retrieve-similar and merge in the write
     pipeline). Raises EmbeddingsUnavailable like `search`."""
     return search(space_id=space_id, query=text, limit=limit, as_of=as_of, targets=("item",))
+
+
+def score_keys(
+    vec: np.ndarray, *, space_id: int, keys: list[tuple[str, int]]
+) -> dict[tuple[str, int], float]:
+    """Cosine of `vec` with the stored vectors of exactly these (target, id)
+    keys; keys with no vector yet are left out. For re-ranking candidates
+    another channel found: it never brings in a row of its own, so the
+    visibility rules of that channel still hold."""
+    if not keys:
+        return {}
+    model = embeddings.model_name()
+    dim, matrix, kinds, ids = _matrix(space_id=space_id, model=model)
+    if ids.shape[0] == 0:
+        return {}
+    if vec.shape[0] != dim:
+        raise DimensionMismatch(model=model, stored=dim, configured=int(vec.shape[0]))
+    wanted = {(_KIND_CODE[t], int(pk)) for t, pk in keys if t in _KIND_CODE}
+    rows = np.flatnonzero(np.isin(ids, np.fromiter((pk for _, pk in wanted), dtype=np.int64)))
+    rows = np.array([r for r in rows if (int(kinds[r]), int(ids[r])) in wanted], dtype=np.int64)
+    if rows.shape[0] == 0:
+        return {}
+    scores = matrix[rows] @ vec.astype(np.float32)
+    return {
+        (_CODE_KIND[int(kinds[r])], int(ids[r])): float(s)
+        for r, s in zip(rows, scores, strict=True)
+    }

@@ -68,8 +68,15 @@ def test_recall_uses_the_vector_channel(
     assert any(r.channels.get("vector") == 1 for r in response.results)
 
 
-def test_recall_degrades_when_the_backend_is_down(api, space, embed_server, use_embeddings) -> None:  # noqa: F811
+def test_recall_degrades_when_the_backend_is_down(
+    api,
+    space,
+    settings,
+    embed_server,  # noqa: F811
+    use_embeddings,  # noqa: F811
+) -> None:
     use_embeddings("ollama", url=embed_server.url, model="m")
+    settings.ENGRAM = {**settings.ENGRAM, "RECALL_VECTOR_WEIGHT": 0.8}
     _post_turns(api)
     embed_pending.delay().get()
     use_embeddings("ollama", url=_dead_url(), model="m", timeout=0.5)
@@ -89,10 +96,12 @@ def test_the_catch_up_task_survives_a_backend_that_is_down(api, space, use_embed
 def test_the_recall_api_answers_and_says_vector_is_degraded(
     api,
     space,
+    settings,
     embed_server,  # noqa: F811
     use_embeddings,  # noqa: F811
 ) -> None:
     use_embeddings("ollama", url=embed_server.url, model="m")
+    settings.ENGRAM = {**settings.ENGRAM, "RECALL_VECTOR_WEIGHT": 0.8}
     _post_turns(api)
     embed_pending.delay().get()
     use_embeddings("ollama", url=_dead_url(), model="m", timeout=0.5)
@@ -105,3 +114,23 @@ def test_the_recall_api_answers_and_says_vector_is_degraded(
     body = response.json()
     assert body["degraded"] == ["vector"]
     assert body["results"][0]["source"]["turn_refs"] == ["t1"]
+
+
+def test_a_zero_vector_weight_skips_the_channel_entirely(
+    api,
+    space,
+    settings,
+    embed_server,  # noqa: F811
+    use_embeddings,  # noqa: F811
+) -> None:
+    # Weight 0 adds nothing to any score, so recall neither embeds the query
+    # nor reports a down backend as degraded.
+    use_embeddings("ollama", url=embed_server.url, model="m")
+    settings.ENGRAM = {**settings.ENGRAM, "RECALL_VECTOR_WEIGHT": 0.0}
+    _post_turns(api)
+    embed_pending.delay().get()
+    before = len(embed_server.requests)
+    response = recall(space=space, query="golden retriever puppy Biscuit", k=5)
+    assert response.degraded == [] and response.results
+    assert len(embed_server.requests) == before
+    assert all("vector" not in r.channels for r in response.results)

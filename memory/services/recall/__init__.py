@@ -112,7 +112,9 @@ def recall(
     if embeddings.enabled():
         try:
             rankings.append(
-                channels.vector(space_id=space.pk, query=query, limit=pool, as_of=as_of)
+                channels.vector(
+                    space_id=space.pk, query=query, limit=pool, as_of=as_of, others=rankings
+                )
             )
         except (embeddings.EmbeddingsUnavailable, ImportError):
             degraded.append("vector")

@@ -153,20 +153,27 @@ def bm25_turns(
     return ranking, rows
 
 
-def vector(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> Ranking:
-    """Cosine similarity over the space's embeddings. Raises
-    embeddings.EmbeddingsUnavailable (or ImportError before the vector index
-    exists) for the caller to record as degraded."""
-    from memory.search import vectors  # type: ignore[attr-defined]
+def vector(
+    *,
+    space_id: int,
+    query: str,
+    limit: int,
+    as_of: datetime | None,
+    others: list[Ranking] | None = None,
+) -> Ranking:
+    """Cosine similarity over the space's embeddings, routed by
+    RECALL_VECTOR_MODE (vector_routing.py) given the other channels'
+    rankings. Raises embeddings.EmbeddingsUnavailable for the caller to
+    record as degraded."""
+    from memory.services.recall import vector_routing
 
-    hits = vectors.search(space_id=space_id, query=query, limit=limit, as_of=as_of)
-    keys: list[Key] = [(h.target, int(h.id)) for h in hits]
-    return Ranking(
-        "vector",
-        vector_weight(),
-        keys,
-        ITEM_TYPES | TURN_TYPES | SUMMARY_TYPES,
-        {k: float(h.score) for k, h in zip(keys, hits, strict=True)},
+    return vector_routing.ranking(
+        space_id=space_id,
+        query=query,
+        limit=limit,
+        as_of=as_of,
+        others=others or [],
+        weight=vector_weight(),
     )
 
 
