@@ -13,8 +13,9 @@ from django.db.models import Q
 
 from memory import embeddings
 from memory.models import Entity, MemoryItem, Relation, Space, Turn
-from memory.search import search
+from memory.search import query_terms, search
 from memory.services.graph import entities_in_text
+from memory.services.recall import termstats
 from memory.services.recall.fusion import Key, Ranking
 
 ITEM_TYPES = frozenset({"item"})
@@ -42,6 +43,10 @@ NEIGHBOUR_SPAN = 1
 # A turn said by someone the query names: its BM25 score is multiplied by 1 + this.
 SPEAKER_BOOST = 1.0
 SESSION_SHARE = 0.0
+# Turns re-scored by BM25 over the asking space's own statistics (termstats.py).
+SPACE_BM25 = True
+# How many of the index's best turns are re-scored (at least the channel's limit).
+TURN_CANDIDATES = 80
 
 
 def vector_weight() -> float:
@@ -103,7 +108,9 @@ def bm25_turns(
     rarely contains her own name), and each turn inherits a share of its
     neighbours' strength, so a reply to a matching turn (and the turn a
     matching reply answers) rises. Returns the ranking and the rows loaded."""
-    hits = search("turn", space_id=space_id, query=query, limit=limit, as_of=as_of)
+    hits = search(
+        "turn", space_id=space_id, query=query, limit=max(limit, TURN_CANDIDATES), as_of=as_of
+    )
     if not hits:
         return Ranking("bm25_turns", WEIGHTS["bm25_turns"], [], TURN_TYPES), {}
     # Turns of a session are stored in arrival order, so a turn's neighbours are
@@ -118,7 +125,18 @@ def bm25_turns(
     if as_of is not None:
         rows = {i: r for i, r in rows.items() if r["created_at"] <= as_of and r["ts"] <= as_of}
     named = set(norm(query).split())
-    base = {h.id: h.score for h in hits if h.id in rows}
+    if SPACE_BM25:
+        stats = termstats.turn_stats(space_id)
+        words = {termstats.stem(t) for t in query_terms(query) if len(t) > 1}
+        base = {
+            h.id: termstats.bm25(
+                words, termstats.turn_tokens(rows[h.id]["text"], rows[h.id]["metadata"]), stats
+            )
+            for h in hits
+            if h.id in rows
+        }
+    else:
+        base = {h.id: h.score for h in hits if h.id in rows}
     scores: dict[int, float] = {}
     for tid, row in rows.items():
         near = 0.0
