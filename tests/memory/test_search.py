@@ -161,4 +161,4 @@ def test_postgres_ranks_a_stored_tsvector_column() -> None:
             )
             defs = [row[0] for row in cursor.fetchall() if _pg.COLUMN in row[0]]
             # No pending list for searches to scan (see _pg.create_column_sql).
-            assert defs and all("fastupdate='off'" in d for d in defs)
+            assert defs and all("fastupdate=off" in d for d in defs)
