@@ -8,7 +8,7 @@ an FTS5 string, so user text is never parsed as query syntax."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
@@ -51,7 +51,7 @@ def search(
 
     fts, content = TABLES[target]
     where = ["c.space_id = %s"]
-    params: list[object] = [match_expression(terms), space_id]
+    params: list[Any] = [match_expression(terms), space_id]
     if target == "item":
         where.append("c.screen_status = 'ok'")
         if as_of is not None:

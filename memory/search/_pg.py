@@ -13,7 +13,7 @@ one bound parameter, each quoted as a lexeme."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
@@ -56,7 +56,7 @@ def search(
     where = ["space_id = %s"]
     query = tsquery(terms)
     # In the order of the placeholders below: rank, match, filters, cap, limit.
-    params: list[object] = [query, query, space_id]
+    params: list[Any] = [query, query, space_id]
     if target == "item":
         where.append("screen_status = 'ok'")
         if as_of is not None:
