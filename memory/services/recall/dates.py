@@ -1,7 +1,7 @@
 """Date expressions in a query, turned into a time window.
 
-"in 2023", "May 2023", "last May", "in March", "yesterday", "last week",
-"2023-05-08" name a stretch of time; turns and facts whose time falls in it
+"in 2023", "May 2023", "last May", "in March" (March of any year),
+"yesterday", "last week", "2023-05-08" name a stretch of time; turns and facts whose time falls in it
 get a boost (never a filter: the words may describe the question, not the
 answer). Relative expressions resolve against `now`, which recall passes as
 `as_of` when it is given, so a time-travel query reads "last May" from then.
@@ -60,9 +60,16 @@ class Window:
     start: datetime
     end: datetime  # exclusive
     expression: str
+    # "in June" names a month without a year: it matches June of any year
+    # (start/end still hold the latest June, for callers comparing ranges).
+    month: int | None = None
 
     def contains(self, when: datetime | None) -> bool:
-        return when is not None and self.start <= when < self.end
+        if when is None:
+            return False
+        if self.month is not None:
+            return when.month == self.month
+        return self.start <= when < self.end
 
 
 def _month_window(year: int, month: int, expression: str) -> Window:
@@ -105,9 +112,11 @@ def windows(query: str, *, now: datetime) -> list[Window]:
         found.append(_month_window(year, month, m[0]))
     if not found:
         for m in _IN_MONTH.finditer(text):
+            # A memory spans years, and "in June" does not say which June.
             month = MONTHS[m[1].lower()]
             year = now.year if month <= now.month else now.year - 1
-            found.append(_month_window(year, month, m[0]))
+            w = _month_window(year, month, m[0])
+            found.append(Window(w.start, w.end, w.expression, month=month))
         for m in _YEAR.finditer(text):
             year = int(m[1])
             found.append(
