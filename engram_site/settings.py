@@ -203,7 +203,8 @@ ENGRAM = {
     "MIRROR_DIR": Path(env_str("ENGRAM_MIRROR_DIR", str(DATA_DIR / "memory"))),
     # recall
     "RECALL_K": env_int("ENGRAM_RECALL_K", 8, minimum=1),
-    "RECALL_SCORE_FLOOR": env_float("ENGRAM_RECALL_SCORE_FLOOR", 0.0),
+    "RECALL_SCORE_FLOOR": env_float("ENGRAM_RECALL_SCORE_FLOOR", 0.1, minimum=0.0),
+    "CONTEXT_RECALL_BUDGET_TOKENS": env_int("ENGRAM_CONTEXT_RECALL_BUDGET", 800, minimum=0),
     "RECALL_TIMEOUT_SECONDS": env_float("ENGRAM_RECALL_TIMEOUT", 2.0, minimum=0.05),
     # Weight of the vector channel in recall fusion. 0 by measurement: on the
     # LoCoMo evaluation the local wordllama channel lowered Recall@10 at every

@@ -132,8 +132,13 @@ def _collect_recall(future: Future[Any], *, deadline: float) -> tuple[str, bool]
     except Exception:
         log.exception("recall for the context failed; left out")
         return "", True
-    budget = int(settings.ENGRAM.get("CONTEXT_RECALL_BUDGET_TOKENS", 800))
-    return render_recalled(list(response.results), budget=budget), False
+    # The floor is the gate for injection: recall's scores are normalised to
+    # 0..1 (1 = first in every channel that answered), so weak matches stay out
+    # of the prompt while POST /recall still returns them to a deliberate search.
+    floor = float(settings.ENGRAM["RECALL_SCORE_FLOOR"])
+    results = [r for r in response.results if r.score >= floor]
+    budget = int(settings.ENGRAM["CONTEXT_RECALL_BUDGET_TOKENS"])
+    return render_recalled(results, budget=budget), False
 
 
 def _fit_core(label: str, block: Any, budget: int) -> str:

@@ -134,3 +134,20 @@ def test_late_recall_is_left_out_without_waiting(api, settings):
 def test_query_is_bounded(api):
     response = api.get("/api/v1/context?query=" + "x" * 2001)
     assert response.status_code == 422
+
+
+@pytest.mark.django_db(transaction=True)  # recall runs in a thread with its own connection
+def test_the_score_floor_decides_what_is_injected(api, settings):
+    response = api.post(
+        "/api/v1/memory/remember_fact",
+        {"text": "Priya's sister Anna lives in Oslo"},
+        content_type="application/json",
+    )
+    assert response.status_code == 200, response.content
+    settings.ENGRAM = {**settings.ENGRAM, "RECALL_SCORE_FLOOR": 0.0}
+    assert "Anna lives in Oslo" in get_context(api, "Where does Anna live")["blocks"]["recalled"]
+    # Scores are at most 1.0, so a floor above it keeps everything out.
+    settings.ENGRAM = {**settings.ENGRAM, "RECALL_SCORE_FLOOR": 1.01}
+    body = get_context(api, "Where does Anna live")
+    assert body["blocks"]["recalled"] == ""
+    assert not body["recall_left_out"]
