@@ -54,3 +54,22 @@ class HealthOut(Schema):
 
 class DetailOut(Schema):
     detail: str
+
+
+class SourceOut(Schema):
+    session_id: str | None
+    turn_refs: list[str]
+
+
+class ResultOut(Schema):
+    """One recall result, as /recall, /memory/search and the legacy aliases answer it."""
+
+    id: str
+    type: str
+    text: str
+    score: float
+    channels: dict[str, float]
+    created_at: datetime
+    valid_from: datetime | None
+    valid_to: datetime | None
+    source: SourceOut

@@ -17,6 +17,7 @@ from pydantic import Field
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.models import Space
+from memory.schemas import ResultOut
 from memory.services import core, forget
 
 router = Router(tags=["agent tools"])
@@ -128,23 +129,6 @@ class RecallAliasIn(Schema):
     as_of: datetime | None = Field(
         default=None, description="ISO date-time: what was true and known at that moment."
     )
-
-
-class SourceOut(Schema):
-    session_id: str | None
-    turn_refs: list[str]
-
-
-class ResultOut(Schema):
-    id: str
-    type: str
-    text: str
-    score: float
-    channels: dict[str, float]
-    created_at: datetime
-    valid_from: datetime | None
-    valid_to: datetime | None
-    source: SourceOut
 
 
 class RecallAliasOut(Schema):

@@ -10,6 +10,7 @@ from ninja import Router, Schema
 from pydantic import Field
 
 from engram_site.types import SpaceRequest
+from memory.schemas import ResultOut
 from memory.services.recall import RecallResponse, recall
 
 router = Router(tags=["recall"])
@@ -22,23 +23,6 @@ class RecallIn(Schema):
     k: int = Field(default=8, ge=1, le=100)
     as_of: datetime | None = None
     types: list[ResultType] | None = Field(default=None, max_length=6)
-
-
-class SourceOut(Schema):
-    session_id: str | None
-    turn_refs: list[str]
-
-
-class ResultOut(Schema):
-    id: str
-    type: str
-    text: str
-    score: float
-    channels: dict[str, float]
-    created_at: datetime
-    valid_from: datetime | None
-    valid_to: datetime | None
-    source: SourceOut
 
 
 class RecallOut(Schema):
