@@ -559,7 +559,8 @@ def index_written(
     try:
         model = model_name()
         rows: list[_Pending] = []
-        for target, ids in (("item", item_ids), ("turn", turn_ids)):
+        written: tuple[tuple[Target, list[int]], ...] = (("item", item_ids), ("turn", turn_ids))
+        for target, ids in written:
             wanted = [i for i in ids if i]
             if wanted:
                 qs = _missing(target=target, space_id=space_id, model=model, ids=wanted)

@@ -85,7 +85,8 @@ class Command(BaseCommand):
             self.stderr.write("minilm extra not installed: leaving it out")
             models.remove("minilm")
         call_command("migrate", verbosity=0, interactive=False)
-        runner = eval_locomo.Command(stdout=self.stdout, stderr=self.stderr)
+        runner = eval_locomo.Command()
+        runner.stdout, runner.stderr = self.stdout, self.stderr
 
         spaces: dict[int, Any] = {}
         first = models[0] if models else "wordllama"
