@@ -136,13 +136,12 @@ def bm25_turns(
     if SPACE_BM25:
         stats = termstats.turn_stats(space_id)
         words = {termstats.stem(t) for t in query_terms(query) if len(t) > 1}
-        base = {
-            h.id: termstats.bm25(
-                words, termstats.turn_tokens(rows[h.id]["text"], rows[h.id]["metadata"]), stats
-            )
+        tokens = {
+            h.id: termstats.turn_tokens(rows[h.id]["text"], rows[h.id]["metadata"])
             for h in hits
             if h.id in rows
         }
+        base = {tid: termstats.bm25(words, toks, stats) for tid, toks in tokens.items()}
     else:
         base = {h.id: h.score for h in hits if h.id in rows}
     scores: dict[int, float] = {}

@@ -85,7 +85,7 @@ def tokens(text: str) -> list[str]:
 
 def turn_tokens(text: str, metadata: Any) -> list[str]:
     words = tokens(text)
-    if isinstance(metadata, dict):
+    if SPEAKER_WORD and isinstance(metadata, dict):
         speaker = metadata.get("speaker")
         if isinstance(speaker, str):
             words += tokens(speaker)
@@ -152,6 +152,14 @@ def turn_stats(space_id: int) -> Stats:
         return stats
 
 
+# A turn's score is multiplied by the share of the query's IDF weight it
+# matches, raised to COVERAGE: BM25 alone lets one rare word outrank a turn
+# that matches most of the question (LoCoMo 1-5: +0.013 R@5, +0.009 R@10).
+COVERAGE = 1.0
+# The speaker's name counts as a word of the turn (off: -0.017 R@5).
+SPEAKER_WORD = True
+
+
 def bm25(query_words: set[str], doc_words: list[str], stats: Stats) -> float:
     if not doc_words:
         return 0.0
@@ -159,4 +167,8 @@ def bm25(query_words: set[str], doc_words: list[str], stats: Stats) -> float:
     if not tf:
         return 0.0
     norm = K1 * (1 - B + B * len(doc_words) / stats.avg_length)
-    return sum(stats.idf(w) * n * (K1 + 1) / (n + norm) for w, n in tf.items())
+    score = sum(stats.idf(w) * n * (K1 + 1) / (n + norm) for w, n in tf.items())
+    if COVERAGE:
+        total = sum(stats.idf(w) for w in query_words)
+        score *= (sum(stats.idf(w) for w in tf) / total) ** COVERAGE if total else 1.0
+    return score
