@@ -56,7 +56,7 @@ def search(
         return []
     backend = _backend()
     if len(terms) > 1:
-        terms = _prune(backend, target, terms)
+        terms = _prune(backend, target, space_id, terms)
     return backend.search(
         target,
         space_id=space_id,
@@ -83,27 +83,28 @@ MATCH_BUDGET = 3000
 SCAN_CAP = MATCH_BUDGET
 _DF_TTL_SECONDS = 60.0
 _DF_CACHE_SIZE = 4096
-_df_cache: OrderedDict[tuple[str, str, str], tuple[float, int]] = OrderedDict()
+_df_cache: OrderedDict[tuple[str, str, int, str], tuple[float, int]] = OrderedDict()
 
 
-def _doc_frequency(backend, target: Target, term: str) -> int:  # type: ignore[no-untyped-def]
+def _doc_frequency(backend, target: Target, space_id: int, term: str) -> int:  # type: ignore[no-untyped-def]
+    # Per space, so one tenant's data never changes another's ranking.
     # Document frequencies drift slowly; a short cache keeps the count query
     # off the hot path for repeated words. Keyed by database too, for tests.
-    key = (connection.alias + str(connection.settings_dict.get("NAME")), target, term)
+    key = (connection.alias + str(connection.settings_dict.get("NAME")), target, space_id, term)
     now = time.monotonic()
     hit = _df_cache.get(key)
     if hit is not None and now - hit[0] < _DF_TTL_SECONDS:
         _df_cache.move_to_end(key)
         return hit[1]
-    count = backend.doc_frequency(target, term=term, cap=MATCH_BUDGET + 1)
+    count = backend.doc_frequency(target, space_id=space_id, term=term, cap=MATCH_BUDGET + 1)
     _df_cache[key] = (now, count)
     if len(_df_cache) > _DF_CACHE_SIZE:
         _df_cache.popitem(last=False)
     return count
 
 
-def _prune(backend, target: Target, terms: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
-    counts = {t: _doc_frequency(backend, target, t) for t in terms}
+def _prune(backend, target: Target, space_id: int, terms: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
+    counts = {t: _doc_frequency(backend, target, space_id, t) for t in terms}
     if sum(counts.values()) <= MATCH_BUDGET:
         return terms
     kept: list[str] = []

@@ -87,14 +87,15 @@ def search(
     return [Hit(id=row[0], score=-float(row[1])) for row in rows]
 
 
-def doc_frequency(target: Target, *, term: str, cap: int) -> int:
-    """Rows of the index (all spaces) containing `term`, counted up to `cap`:
-    walking a doclist without ranking is cheap, and the cap bounds it."""
-    fts, _ = TABLES[target]
+def doc_frequency(target: Target, *, space_id: int, term: str, cap: int) -> int:
+    """Rows of one space containing `term`, counted up to `cap`: walking a
+    doclist without ranking is cheap, and the cap bounds it."""
+    fts, content = TABLES[target]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH %s LIMIT %s)",
-            [match_expression([term]), cap],
+            f"SELECT count(*) FROM (SELECT 1 FROM {fts} JOIN {content} c ON c.id = {fts}.rowid "
+            f"WHERE {fts} MATCH %s AND c.space_id = %s LIMIT %s)",
+            [match_expression([term]), space_id, cap],
         )
         return int(cursor.fetchone()[0])
 

@@ -93,14 +93,14 @@ def search(
     return [Hit(id=row[0], score=float(row[1])) for row in rows]
 
 
-def doc_frequency(target: Target, *, term: str, cap: int) -> int:
-    """Rows (all spaces) containing `term`, counted up to `cap` via the GIN index."""
+def doc_frequency(target: Target, *, space_id: int, term: str, cap: int) -> int:
+    """Rows of one space containing `term`, counted up to `cap` via the GIN index."""
     table = TABLES[target]
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT count(*) FROM (SELECT 1 FROM {table} "
-            f"WHERE {COLUMN} @@ to_tsquery('english', %s) LIMIT %s) AS t",
-            [tsquery([term]), cap],
+            f"WHERE {COLUMN} @@ to_tsquery('english', %s) AND space_id = %s LIMIT %s) AS t",
+            [tsquery([term]), space_id, cap],
         )
         return int(cursor.fetchone()[0])
 

@@ -162,3 +162,23 @@ def test_postgres_ranks_a_stored_tsvector_column() -> None:
             defs = [row[0] for row in cursor.fetchall() if _pg.COLUMN in row[0]]
             # No pending list for searches to scan (see _pg.create_column_sql).
             assert defs and all("fastupdate=off" in d for d in defs)
+
+
+def test_pruning_counts_words_in_the_searched_space_only(space, monkeypatch) -> None:
+    # "kayak" is everywhere in a big neighbouring space but rare here: it must
+    # not be pruned from this space's query because of the neighbour's data.
+    import memory.search as facade
+
+    monkeypatch.setattr(facade, "MATCH_BUDGET", 5)
+    facade._df_cache.clear()
+    other = Space.objects.create(name="busy-neighbour")
+    busy = Session.objects.create(space=other, external_id="busy")
+    Turn.objects.bulk_create(
+        Turn(space=other, session=busy, ref=str(i), role="user", text="kayak trip")
+        for i in range(20)
+    )
+    s = Session.objects.create(space=space, external_id="quiet")
+    kayak = Turn.objects.create(space=space, session=s, ref="k", role="user", text="my kayak")
+    ferry = Turn.objects.create(space=space, session=s, ref="f", role="user", text="a ferry")
+    hits = {h.id for h in search("turn", space_id=space.pk, query="kayak ferry", limit=10)}
+    assert hits == {kayak.pk, ferry.pk}
