@@ -206,14 +206,14 @@ ENGRAM = {
     "RECALL_SCORE_FLOOR": env_float("ENGRAM_RECALL_SCORE_FLOOR", 0.1, minimum=0.0),
     "CONTEXT_RECALL_BUDGET_TOKENS": env_int("ENGRAM_CONTEXT_RECALL_BUDGET", 800, minimum=0),
     "RECALL_TIMEOUT_SECONDS": env_float("ENGRAM_RECALL_TIMEOUT", 2.0, minimum=0.05),
-    # Weight of the vector channel in recall fusion. 0 by measurement: on the
-    # LoCoMo evaluation the local wordllama channel lowered Recall@10 at every
-    # weight tried (0.646 at 0, 0.640 at 0.1, 0.637 at 0.2, 0.627 at 0.4), so
-    # with the local model vectors serve the write pipeline's retrieve-similar
-    # only. Raise it for a stronger embedder after measuring with eval_locomo.
+    # The vector channel in recall (memory/services/recall/vector_routing.py).
+    # MODE auto uses the mode and weight measured on LoCoMo for the local
+    # models (eval_vectors); WEIGHT above 0 overrides that weight, and is the
+    # weight of the explicit modes fuse/rerank/gate. Other models stay out of
+    # recall until a weight is set after measuring.
     "RECALL_VECTOR_WEIGHT": env_float("ENGRAM_RECALL_VECTOR_WEIGHT", 0.0, minimum=0.0),
     "RECALL_VECTOR_MODE": env_choice(
-        "ENGRAM_RECALL_VECTOR_MODE", "fuse", ("fuse", "rerank", "gate")
+        "ENGRAM_RECALL_VECTOR_MODE", "auto", ("auto", "fuse", "rerank", "gate", "off")
     ),
     # consolidation
     "CONSOLIDATE_IDLE_MINUTES": env_int("ENGRAM_CONSOLIDATE_IDLE_MINUTES", 20, minimum=1),

@@ -10,7 +10,7 @@ from memory import embeddings
 from memory.models import Session, Turn
 from memory.services.recall import recall, vector_routing
 from memory.services.recall.fusion import Ranking
-from tests.fakes.embedding_server import use_embeddings  # noqa: F401
+from tests.fakes.embedding_server import embed_server, use_embeddings  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -107,3 +107,31 @@ def test_gate_skips_vectors_when_keyword_search_has_a_standout(
     response = recall(space=space, query="zanzibar weather", k=5)
     assert response.results[0].source.turn_refs == ["z"]
     assert all("vector" not in r.channels for r in response.results)
+
+
+def test_auto_uses_the_weight_measured_for_the_local_model(space, turns, settings) -> None:
+    settings.ENGRAM = {**settings.ENGRAM, "RECALL_VECTOR_WEIGHT": 0.0}
+    _mode(settings, "auto")
+    assert vector_routing.resolve(weight=0.0) == ("gate", 0.2)
+    # A weight set by the operator wins over the measured one.
+    assert vector_routing.resolve(weight=0.7) == ("gate", 0.7)
+    # Few keyword hits, so the gate opens and vectors speak at the measured weight.
+    response = recall(space=space, query="puppy kitten", k=5)
+    assert any("vector" in r.channels for r in response.results)
+
+
+def test_auto_keeps_an_unmeasured_model_out_until_a_weight_is_set(
+    settings,
+    embed_server,  # noqa: F811
+    use_embeddings,  # noqa: F811
+) -> None:
+    use_embeddings("ollama", url=embed_server.url, model="m")
+    _mode(settings, "auto")
+    assert vector_routing.resolve(weight=0.0) == ("rerank", 0.0)
+    assert vector_routing.resolve(weight=0.3) == ("rerank", 0.3)
+
+
+def test_off_keeps_vectors_out_of_recall(space, turns, settings) -> None:
+    _mode(settings, "off")
+    response = recall(space=space, query="puppy kitten", k=5)
+    assert response.results and all("vector" not in r.channels for r in response.results)

@@ -1,19 +1,26 @@
 """When and how recall lets the vector channel speak (RECALL_VECTOR_MODE).
 
-On LoCoMo a full vector channel fused with BM25 lowered Recall@10 at every
-weight tried with the local models (the figures are in the embeddings issue's
-closing note), so the channel is routed instead of always fused:
+On LoCoMo (all ten conversations, one ingest, `manage.py eval_vectors`) a
+full vector channel fused with BM25 lowered Recall@10 with the default local
+model at every weight from 0.2 up, so the channel is routed instead:
 
 - ``fuse``: cosine over every stored vector of the space, fused like any
   other channel.
 - ``rerank``: cosine over the candidates the other channels already found.
   It re-orders what keyword and graph search proposed and brings in nothing
-  of its own, so a loose semantic neighbour cannot push out an exact match.
+  of its own, so a loose semantic neighbour cannot push out an exact match;
+  and it scores a few hundred vectors instead of the whole space.
 - ``gate``: the full channel, but only for queries where keyword search has
   no clear answer: fewer than GATE_MIN_HITS turn hits, or a flat head (the
   best turn scores under GATE_RATIO times the GATE_MIN_HITS-th). That is the
   case vectors are for (paraphrase, no shared rare word); a query with a
   standout keyword match is left to BM25.
+- ``auto`` (the default): the mode and weight measured for the configured
+  model (MEASURED), the only settings that were at least as good as
+  keyword-only on every LoCoMo category and better overall. A model not
+  measured here gets ``rerank`` with RECALL_VECTOR_WEIGHT (0 unless set:
+  measure first). A RECALL_VECTOR_WEIGHT above 0 overrides the measured weight.
+- ``off``: recall never uses vectors (the write pipeline still does).
 
 No mode looks at anything but the query, the space's data and the other
 channels' scores.
@@ -28,15 +35,34 @@ from django.conf import settings
 from memory import embeddings
 from memory.services.recall.fusion import Key, Ranking
 
-MODES = ("fuse", "rerank", "gate")
+MODES = ("auto", "fuse", "rerank", "gate", "off")
+# (mode, weight) per stored model name, from eval_vectors on LoCoMo 1-10
+# (Recall@10 categories 1-4: keyword-only 0.6825; wordllama gate 0.2 0.6832,
+# no category lower; MiniLM rerank 0.4 0.6926, every category higher).
+MEASURED: dict[str, tuple[str, float]] = {
+    f"local:{embeddings.LOCAL_DEFAULT_MODEL}": ("gate", 0.2),
+    f"local:{embeddings.LOCAL_MINILM_MODEL}": ("rerank", 0.4),
+}
 ALL_TYPES = frozenset({"item", "turn", "summary"})
 GATE_MIN_HITS = 10
 GATE_RATIO = 1.5
 
 
 def mode() -> str:
-    found = str(settings.ENGRAM.get("RECALL_VECTOR_MODE", "fuse"))
-    return found if found in MODES else "fuse"
+    found = str(settings.ENGRAM.get("RECALL_VECTOR_MODE", "auto"))
+    return found if found in MODES else "auto"
+
+
+def resolve(*, weight: float) -> tuple[str, float]:
+    """The (mode, weight) recall uses: RECALL_VECTOR_MODE, with ``auto``
+    looked up in MEASURED for the configured model."""
+    chosen = mode()
+    if chosen == "off":
+        return "off", 0.0
+    if chosen != "auto":
+        return chosen, weight
+    measured_mode, measured_weight = MEASURED.get(embeddings.model_name(), ("rerank", 0.0))
+    return measured_mode, weight if weight > 0 else measured_weight
 
 
 def _skipped() -> Ranking:
@@ -68,10 +94,10 @@ def ranking(
     embeddings.EmbeddingsUnavailable for the caller to report as degraded."""
     from memory.search import vectors
 
+    chosen, weight = resolve(weight=weight)
     if weight <= 0:
         # A zero weight adds nothing to any score: skip the work.
         return _skipped()
-    chosen = mode()
     if chosen == "gate" and not keyword_is_weak(others):
         return _skipped()
     if chosen == "rerank":
