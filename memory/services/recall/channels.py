@@ -46,7 +46,6 @@ NEIGHBOUR_SPAN = 2
 NEIGHBOUR_HITS = 40
 # A turn said by someone the query names: its BM25 score is multiplied by 1 + this.
 SPEAKER_BOOST = 1.0
-SESSION_SHARE = 0.0
 # Turns re-scored by BM25 over the asking space's own statistics (termstats.py).
 SPACE_BM25 = True
 # How many of the index's best turns are re-scored (at least the channel's limit).
@@ -96,7 +95,7 @@ TURN_FIELDS = (
 def speaker_of(metadata: Any) -> str:
     """The name of who said a turn, when the client recorded one."""
     if isinstance(metadata, dict):
-        for key in ("speaker", "name", "author"):
+        for key in termstats.SPEAKER_KEYS:
             value = metadata.get(key)
             if isinstance(value, str) and value:
                 return value
@@ -111,7 +110,8 @@ def bm25_turns(
     transcript "what did Anna say about X" is about Anna's turns, whose text
     rarely contains her own name), and each turn inherits a share of its
     neighbours' strength, so a reply to a matching turn (and the turn a
-    matching reply answers) rises. Returns the ranking and the rows loaded."""
+    matching reply answers) rises. Returns the ranking and the full rows it
+    loaded (none: see below)."""
     hits = search(
         "turn", space_id=space_id, query=query, limit=max(limit, TURN_CANDIDATES), as_of=as_of
     )
@@ -124,35 +124,39 @@ def bm25_turns(
     wanted = {h.id for h in hits} | {
         h.id + d for h in hits[:NEIGHBOUR_HITS] for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1)
     }
-    rows = {
-        r["id"]: r
-        for r in Turn.objects.filter(space_id=space_id, id__in=wanted, screen_status="ok").values(
-            *TURN_FIELDS
-        )
-    }
+    # Only what scoring needs, with the speaker read by the database: loading
+    # full rows (two datetimes and a JSON document each) for every candidate
+    # and neighbour cost more than the ranking itself. recall() loads the full
+    # rows of the few turns that make its head.
+    found = Turn.objects.filter(space_id=space_id, id__in=wanted, screen_status="ok")
     if as_of is not None:
-        rows = {i: r for i, r in rows.items() if r["created_at"] <= as_of and r["ts"] <= as_of}
+        found = found.filter(created_at__lte=as_of, ts__lte=as_of)
+    rows: dict[int, tuple[int, str, str]] = {
+        pk: (session, text or "", str(speaker or ""))
+        for pk, session, text, speaker in found.annotate(
+            speaker=termstats.speaker_expression()
+        ).values_list("id", "session_id", "text", "speaker")
+    }
     named = set(norm(query).split())
     if SPACE_BM25:
         stats = termstats.turn_stats(space_id)
         words = {termstats.stem(t) for t in query_terms(query) if len(t) > 1}
-        tokens = {
-            h.id: termstats.turn_tokens(rows[h.id]["text"], rows[h.id]["metadata"])
+        base = {
+            h.id: termstats.bm25(words, termstats.turn_tokens(rows[h.id][1], rows[h.id][2]), stats)
             for h in hits
             if h.id in rows
         }
-        base = {tid: termstats.bm25(words, toks, stats) for tid, toks in tokens.items()}
     else:
         base = {h.id: h.score for h in hits if h.id in rows}
     scores: dict[int, float] = {}
-    speakers = {tid: norm(speaker_of(row["metadata"])) for tid, row in rows.items()}
+    speakers = {tid: norm(row[2]) for tid, row in rows.items()}
     for tid, row in rows.items():
         near = 0.0
         speaker = speakers[tid]
         for d in range(1, NEIGHBOUR_SPAN + 1):
             for nid in (tid - d, tid + d):
                 other = rows.get(nid)
-                if other is None or other["session_id"] != row["session_id"]:
+                if other is None or other[0] != row[0]:
                     continue
                 # Past the adjacent turn, context only flows between turns of
                 # one recorded speaker: the same person still on the topic.
@@ -164,15 +168,6 @@ def bm25_turns(
             score *= 1 + SPEAKER_BOOST
         if score > 0:
             scores[tid] = score
-    if SESSION_SHARE:
-        # A session where several turns match is more likely the one meant.
-        by_session: dict[int, float] = {}
-        for tid, value in base.items():
-            sid = rows[tid]["session_id"]
-            by_session[sid] = by_session.get(sid, 0.0) + value
-        top = max(by_session.values(), default=0.0) or 1.0
-        for tid in scores:
-            scores[tid] *= 1 + SESSION_SHARE * by_session.get(rows[tid]["session_id"], 0.0) / top
     order = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
     ranking = Ranking(
         "bm25_turns",
@@ -181,7 +176,7 @@ def bm25_turns(
         TURN_TYPES,
         {("turn", i): scores[i] for i in order},
     )
-    return ranking, rows
+    return ranking, {}
 
 
 def vector(

@@ -12,7 +12,7 @@ same ranking this way, whatever their own full-text scoring does.
 
 Words are normalised by a light suffix stripper (stem below), applied the same
 way to queries and turns, so "painting", "painted" and "paints" count as one
-term. A turn's speaker (metadata["speaker"]) is one more word of the turn: a
+term. A turn's speaker (metadata "speaker", "name" or "author") is one more word of the turn: a
 question that names someone is more often about what that person said.
 """
 
@@ -29,6 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
+from django.db.models import TextField, Value
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce, NullIf
 
 from memory.models import Space, Turn
 
@@ -79,16 +82,25 @@ def stem(word: str) -> str:
     return w
 
 
+SPEAKER_KEYS = ("speaker", "name", "author")
+
+
+def speaker_expression() -> Coalesce:
+    """speaker_of() in SQL: the first non-empty of the metadata's keys."""
+    return Coalesce(
+        *(NullIf(KT(f"metadata__{key}"), Value("")) for key in SPEAKER_KEYS),
+        output_field=TextField(),
+    )
+
+
 def tokens(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.lower()) if len(w) > 1]
 
 
-def turn_tokens(text: str, metadata: Any) -> list[str]:
+def turn_tokens(text: str, speaker: str) -> list[str]:
     words = tokens(text)
-    if SPEAKER_WORD and isinstance(metadata, dict):
-        speaker = metadata.get("speaker")
-        if isinstance(speaker, str):
-            words += tokens(speaker)
+    if SPEAKER_WORD and speaker:
+        words += tokens(speaker)
     return words
 
 
@@ -104,9 +116,9 @@ class Stats:
     built: float = 0.0
     refreshed: float = 0.0
 
-    def add(self, rows: Iterable[tuple[int, str, Any]]) -> None:
-        for pk, text, metadata in rows:
-            words = turn_tokens(text or "", metadata)
+    def add(self, rows: Iterable[tuple[int, str | None, Any]]) -> None:
+        for pk, text, speaker in rows:
+            words = turn_tokens(text or "", str(speaker or ""))
             self.docs += 1
             self.length += len(words)
             self.df.update(set(words))
@@ -145,8 +157,9 @@ def turn_stats(space_id: int) -> Stats:
         stats.refreshed = now
         stats.add(
             Turn.objects.filter(space_id=space_id, id__gt=stats.last_id)
+            .annotate(speaker=speaker_expression())
             .order_by("id")
-            .values_list("id", "text", "metadata")
+            .values_list("id", "text", "speaker")
             .iterator(chunk_size=2000)
         )
         return stats
