@@ -50,6 +50,10 @@ SPEAKER_BOOST = 1.0
 SPACE_BM25 = True
 # How many of the index's best turns are re-scored (at least the channel's limit).
 TURN_CANDIDATES = 80
+# Query words found in more than this share of the space's turns do not pick
+# candidates (see _distinctive; LoCoMo 1-5: +0.011 R@5, +0.012 R@10).
+CANDIDATE_MAX_SHARE = 0.2
+CANDIDATE_MIN_DOCS = 50
 
 
 def vector_weight() -> float:
@@ -112,8 +116,13 @@ def bm25_turns(
     neighbours' strength, so a reply to a matching turn (and the turn a
     matching reply answers) rises. Returns the ranking and the full rows it
     loaded (none: see below)."""
+    stats = termstats.turn_stats(space_id) if SPACE_BM25 else None
     hits = search(
-        "turn", space_id=space_id, query=query, limit=max(limit, TURN_CANDIDATES), as_of=as_of
+        "turn",
+        space_id=space_id,
+        query=_distinctive(query, stats) if stats is not None else query,
+        limit=max(limit, TURN_CANDIDATES),
+        as_of=as_of,
     )
     if not hits:
         return Ranking("bm25_turns", WEIGHTS["bm25_turns"], [], TURN_TYPES), {}
@@ -138,8 +147,7 @@ def bm25_turns(
         ).values_list("id", "session_id", "text", "speaker")
     }
     named = set(norm(query).split())
-    if SPACE_BM25:
-        stats = termstats.turn_stats(space_id)
+    if stats is not None:
         words = {termstats.stem(t) for t in query_terms(query) if len(t) > 1}
         base = {
             h.id: termstats.bm25(words, termstats.turn_tokens(rows[h.id][1], rows[h.id][2]), stats)
@@ -177,6 +185,24 @@ def bm25_turns(
         {("turn", i): scores[i] for i in order},
     )
     return ranking, {}
+
+
+def _distinctive(query: str, stats: termstats.Stats) -> str:
+    """The query's words that are not in a large share of this space's turns,
+    for finding candidates (all words still score them). In a conversation
+    the participants' names and the topic everyone talks about are in half
+    the turns; matching on them fills the candidate list with turns that
+    share only that word, pushing out the ones that share the rare word."""
+    terms = [t for t in query_terms(query) if len(t) > 1]
+    if not terms or stats.docs < CANDIDATE_MIN_DOCS:
+        # In a handful of turns every word is in a large share of them.
+        return query
+    df = {t: stats.df.get(termstats.stem(t), 0) for t in terms}
+    kept = [t for t in terms if df[t] <= CANDIDATE_MAX_SHARE * stats.docs]
+    if not any(df[t] for t in kept):
+        # Nothing distinctive occurs here at all: search with everything.
+        return query
+    return " ".join(kept)
 
 
 def vector(
