@@ -15,7 +15,7 @@ from memory import embeddings
 from memory.models import Entity, MemoryItem, Relation, Space, Turn
 from memory.search import query_terms, search
 from memory.services.graph import entities_in_text
-from memory.services.recall import termstats
+from memory.services.recall import dates, termstats
 from memory.services.recall.fusion import Key, Ranking
 
 ITEM_TYPES = frozenset({"item"})
@@ -54,6 +54,9 @@ TURN_CANDIDATES = 80
 # candidates (see _distinctive; LoCoMo 1-5: +0.011 R@5, +0.012 R@10).
 CANDIDATE_MAX_SHARE = 0.2
 CANDIDATE_MIN_DOCS = 50
+# A "when" question: turns that place something in time count this much more
+# (LoCoMo 1-5: temporal R@5 0.816->0.829).
+WHEN_BOOST = 0.6
 
 
 def vector_weight() -> float:
@@ -147,6 +150,7 @@ def bm25_turns(
         ).values_list("id", "session_id", "text", "speaker")
     }
     named = set(norm(query).split())
+    asks_when = WHEN_BOOST > 0 and dates.asks_when(query)
     if stats is not None:
         words = {termstats.stem(t) for t in query_terms(query) if len(t) > 1}
         base = {
@@ -174,6 +178,8 @@ def bm25_turns(
         score = base.get(tid, 0.0) + NEIGHBOUR_SHARE * near
         if speaker and set(speaker.split()) & named:
             score *= 1 + SPEAKER_BOOST
+        if asks_when and dates.mentions_time(row[1]):
+            score *= 1 + WHEN_BOOST
         if score > 0:
             scores[tid] = score
     order = sorted(scores, key=lambda i: (-scores[i], i))[:limit]

@@ -133,3 +133,26 @@ def windows(query: str, *, now: datetime) -> list[Window]:
                 )
             )
     return found
+
+
+_WHEN = re.compile(
+    r"^\s*when\b|\b(?:what|which)\s+(?:date|day|year|month|time)\b|\bhow\s+long\s+ago\b", re.I
+)
+_WEEKDAY = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend"
+_TIME_WORDS = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately|earlier|"
+    rf"(?:last|next|this|past)\s+(?:week|month|year|night|{_WEEKDAY}|{_MONTH[1:-1]})|"
+    rf"{_WEEKDAY}|{_MONTH[1:-1]}|(?:19|20)\d{{2}})\b",
+    re.I,
+)
+
+
+def asks_when(query: str) -> bool:
+    """The question asks for a time ("When did...", "what year...")."""
+    return bool(_WHEN.search(query or ""))
+
+
+def mentions_time(text: str) -> bool:
+    """The text places something in time: a relative day, a weekday, a month
+    or a year. An answer to a "when" question usually does."""
+    return bool(_TIME_WORDS.search(text or ""))
