@@ -251,9 +251,27 @@ def entities_in_query(*, space: Space, query: str) -> list[int]:
 
 
 def _live_edges(as_of: datetime | None) -> Q:
+    """Edges in force (now, or at as_of) whose fact, if they carry one, is
+    recallable: an edge of a forgotten, archived or quarantined fact neither
+    ranks that fact nor leads to its neighbours."""
     if as_of is None:
-        return Q(expired_at__isnull=True)
-    return Q(created_at__lte=as_of) & (Q(expired_at__isnull=True) | Q(expired_at__gt=as_of))
+        edge = Q(expired_at__isnull=True)
+    else:
+        edge = Q(created_at__lte=as_of) & (Q(expired_at__isnull=True) | Q(expired_at__gt=as_of))
+    return edge & (Q(item__isnull=True) | _live_items(as_of, prefix="item__"))
+
+
+def _live_items(as_of: datetime | None, *, prefix: str = "") -> Q:
+    # The SQL side of temporal.item_visible (valid time is checked there).
+    q = Q(**{f"{prefix}screen_status": "ok"})
+    if as_of is None:
+        return q & Q(**{f"{prefix}status": "active", f"{prefix}expired_at__isnull": True})
+    return (
+        q
+        & Q(**{f"{prefix}status__in": ("active", "pending_review")})
+        & Q(**{f"{prefix}created_at__lte": as_of})
+        & (Q(**{f"{prefix}expired_at__isnull": True}) | Q(**{f"{prefix}expired_at__gt": as_of}))
+    )
 
 
 def graph(*, space: Space, query: str, limit: int, as_of: datetime | None) -> Ranking:
@@ -284,6 +302,7 @@ def graph(*, space: Space, query: str, limit: int, as_of: datetime | None) -> Ra
         add(
             list(
                 MemoryItem.objects.filter(space_id=space_id, subject__in=names)
+                .filter(_live_items(as_of))
                 .order_by("-importance", "-last_seen", "id")
                 .values_list("id", flat=True)[:limit]
             )
