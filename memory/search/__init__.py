@@ -103,7 +103,24 @@ def _doc_frequency(backend, target: Target, space_id: int, term: str) -> int:  #
     return count
 
 
+def _space_is_small(target: Target, space_id: int) -> bool:
+    """A space with no more rows than MATCH_BUDGET can never match more, so it
+    needs no per-term counts at all (every conversation-sized space)."""
+    from memory.models import MemoryItem, SessionSummary, Turn
+
+    key = (connection.alias + str(connection.settings_dict.get("NAME")), target, space_id, "")
+    now = time.monotonic()
+    hit = _df_cache.get(key)
+    if hit is None or now - hit[0] >= _DF_TTL_SECONDS:
+        model = {"item": MemoryItem, "turn": Turn, "summary": SessionSummary}[target]
+        rows = model.objects.filter(space_id=space_id)[: MATCH_BUDGET + 1].count()  # type: ignore[attr-defined]
+        hit = _df_cache[key] = (now, rows)
+    return hit[1] <= MATCH_BUDGET
+
+
 def _prune(backend, target: Target, space_id: int, terms: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
+    if _space_is_small(target, space_id):
+        return terms
     counts = {t: _doc_frequency(backend, target, space_id, t) for t in terms}
     if sum(counts.values()) <= MATCH_BUDGET:
         return terms

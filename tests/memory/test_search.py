@@ -180,5 +180,10 @@ def test_pruning_counts_words_in_the_searched_space_only(space, monkeypatch) -> 
     s = Session.objects.create(space=space, external_id="quiet")
     kayak = Turn.objects.create(space=space, session=s, ref="k", role="user", text="my kayak")
     ferry = Turn.objects.create(space=space, session=s, ref="f", role="user", text="a ferry")
+    # More rows than the budget, so this space's terms really are counted.
+    Turn.objects.bulk_create(
+        Turn(space=space, session=s, ref=f"x{i}", role="user", text="weather talk")
+        for i in range(6)
+    )
     hits = {h.id for h in search("turn", space_id=space.pk, query="kayak ferry", limit=10)}
     assert hits == {kayak.pk, ferry.pk}
