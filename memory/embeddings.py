@@ -19,6 +19,7 @@ write and on compare, never truncated or padded.
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 import os
 import random
 import threading
@@ -185,7 +186,7 @@ def _load_minilm():  # type: ignore[no-untyped-def]
         raise EmbeddingsUnavailable(f"{LOCAL_MINILM_MODEL} failed to load: {exc}") from exc
 
 
-class _HttpBackend:
+class _HttpBackend(ABC):
     """Shared HTTP behaviour: explicit timeouts, retries with backoff and
     jitter on transient failures (connect errors, timeouts, 429, 5xx), and a
     loud EmbeddingsUnavailable for everything else."""
@@ -198,8 +199,9 @@ class _HttpBackend:
         self.api_key = api_key
         self._client = httpx.Client(headers=self._headers())
 
+    @abstractmethod
     def _endpoint(self, url: str) -> str:
-        raise NotImplementedError
+        """Each wire format defines this."""
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
@@ -207,11 +209,13 @@ class _HttpBackend:
             headers["Authorization"] = f"Bearer {self.api_key}"
         return headers
 
+    @abstractmethod
     def _payload(self, texts: list[str]) -> dict[str, object]:
-        raise NotImplementedError
+        """Each wire format defines this."""
 
+    @abstractmethod
     def _parse(self, body: object, count: int) -> list[list[float]]:
-        raise NotImplementedError
+        """Each wire format defines this."""
 
     def embed(self, texts: list[str], *, retries: int, timeout: float) -> np.ndarray:
         attempt = 0
