@@ -19,11 +19,11 @@ write and on compare, never truncated or padded.
 from __future__ import annotations
 
 import logging
-from abc import ABC, abstractmethod
 import os
 import random
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
