@@ -2,7 +2,7 @@
 
     python manage.py eval_consolidation /path/to/locomo10.json [--conversations 1-3]
 
-Each conversation is ingested into its own space by eval_locomo's ingestion,
+Each conversation is ingested into its own space by memory/evaluation/locomo.py,
 its questions are asked, one consolidation run is made over the space (the
 environment probe skipped: it is host-level and has nothing to do with
 recall), and the same questions are asked again. Prints both tables, the
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.core.management import call_command, load_command_class
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
@@ -42,20 +42,13 @@ class Command(BaseCommand):
         parser.add_argument("--json", type=Path, default=None, help="write the figures as JSON")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        from memory.management.commands import eval_locomo
+        from memory.evaluation import locomo
 
-        path: Path = opts["path"]
-        if not path.exists():
-            raise CommandError(f"{path} does not exist")
-        data = json.loads(path.read_text())
-        chosen = (
-            eval_locomo._range(opts["conversations"], len(data))
-            if opts["conversations"]
-            else list(range(1, len(data) + 1))
-        )
-        evaluator = load_command_class("memory", "eval_locomo")
-        assert isinstance(evaluator, eval_locomo.Command)
-        evaluator.stdout, evaluator.stderr = self.stdout, self.stderr
+        try:
+            data = locomo.load(opts["path"])
+            chosen = locomo.parse_range(opts["conversations"], len(data))
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
         call_command("migrate", verbosity=0, interactive=False)
         self.stdout.write(f"database: {connection.settings_dict['NAME']}")
         before: list[dict[str, Any]] = []
@@ -63,13 +56,13 @@ class Command(BaseCommand):
         runs: list[dict[str, Any]] = []
         for number in chosen:
             conv = data[number - 1]
-            space = evaluator._ingest(number, conv)
-            before += evaluator._ask(number, conv, space, k=opts["k"])
+            space = locomo.ingest(number, conv)
+            before += locomo.ask(number, conv, space, k=opts["k"])
             live_before = _live(space)
             started = time.perf_counter()
             run = services.run_now(space=space, trigger="cli", skip=["environment", *opts["skip"]])
             seconds = time.perf_counter() - started
-            after += evaluator._ask(number, conv, space, k=opts["k"])
+            after += locomo.ask(number, conv, space, k=opts["k"])
             report = run.report if run else "not run"
             runs.append(
                 {
@@ -84,10 +77,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"conv {number}: {report} ({seconds:.1f}s; live items {live_before} -> {_live(space)})"
             )
-        self.stdout.write("\nBEFORE consolidation")
-        fig_before = evaluator._report(before, chosen)
-        self.stdout.write("\nAFTER consolidation")
-        fig_after = evaluator._report(after, chosen)
+        fig_before, fig_after = locomo.summarise(before), locomo.summarise(after)
+        for title, figures in (("BEFORE", fig_before), ("AFTER", fig_after)):
+            self.stdout.write(f"\n{title} consolidation")
+            for line in locomo.table(figures):
+                self.stdout.write(line)
         for metric in ("r@10", "r@5", "mrr"):
             b = statistics.fmean(r[metric] for r in before if r["category"] != 5)
             a = statistics.fmean(r[metric] for r in after if r["category"] != 5)

@@ -3,16 +3,7 @@
     python manage.py eval_locomo /path/to/locomo10.json [--conversations 1-5]
         [--chart recall.png] [--json figures.json] [--reuse] [--baseline bm25]
 
-Each conversation goes into its own space through the real ingestion path:
-accept_turns with ref = the dialog id ("D1:3"), ts = the session's date, the
-speaker's name in metadata["speaker"]. LoCoMo is two people talking, neither
-an assistant, so the first speaker is stored as role "user" and the second as
-"assistant": that keeps both roles in use the way an agent transcript would
-and the name stays in metadata. The write pipeline is drained in-process by
-run_job for every pending IngestJob; then every question is asked through
-recall(). A question's Recall@k is the share of its evidence refs found in
-source.turn_refs of the top-k results (refs deduplicated in rank order); All@10
-is 1 when every evidence ref is in the top 10.
+How conversations are ingested and questions scored: memory/evaluation/locomo.py.
 
 The command writes into whatever database the settings point at, so start it
 with ENGRAM_DATA_DIR (or ENGRAM_DATABASE_URL) pointing at a scratch location,
@@ -32,99 +23,17 @@ because the index is its own.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-import sqlite3
-import statistics
 import time
-from collections import defaultdict
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
-from tqdm import tqdm
 
-KS = (1, 5, 10, 20)
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
-_MONTHS = {
-    m: i
-    for i, m in enumerate(
-        "january february march april may june july august september october november december".split(),
-        start=1,
-    )
-}
-
-
-def parse_session_date(text: str) -> datetime:
-    m = _DATE.search(text or "")
-    if not m:
-        raise CommandError(f"unrecognised session date {text!r}")
-    hour = int(m[1]) % 12 + (12 if m[3].lower() == "pm" else 0)
-    return datetime(int(m[6]), _MONTHS[m[5].lower()], int(m[4]), hour, int(m[2]), tzinfo=UTC)
-
-
-def _range(spec: str, total: int) -> list[int]:
-    chosen: list[int] = []
-    for part in spec.split(","):
-        if "-" in part:
-            a, b = part.split("-", 1)
-            chosen.extend(range(int(a), int(b) + 1))
-        elif part:
-            chosen.append(int(part))
-    bad = [c for c in chosen if not 1 <= c <= total]
-    if bad:
-        raise CommandError(f"--conversations {spec!r}: no conversation {bad[0]} (1..{total})")
-    return chosen
-
-
-def _turns(c: dict[str, Any]) -> list[tuple[int, datetime, dict[str, Any], str]]:
-    """(session number, session date, turn, text) in conversation order. A
-    shared photo's caption is part of the text: it is what the other person saw."""
-    sessions = sorted(int(key.split("_")[1]) for key in c if re.fullmatch(r"session_\d+", key))
-    out = []
-    for s in sessions:
-        ts = parse_session_date(c[f"session_{s}_date_time"])
-        for turn in c[f"session_{s}"]:
-            text = turn["text"]
-            if turn.get("blip_caption"):
-                text = f"{text} [shares a photo: {turn['blip_caption']}]"
-            out.append((s, ts, turn, text))
-    return out
-
-
-class _Bm25Turns:
-    """The plain BM25 baseline: one conversation's turns in an in-memory FTS5
-    table with the Porter tokenizer (the raw turn text, optionally prefixed
-    with who said it), queried with the OR of the query's terms and ranked by
-    bm25() alone."""
-
-    def __init__(self, conv: dict[str, Any], *, speaker: bool) -> None:
-        self.db = sqlite3.connect(":memory:")
-        self.db.execute("CREATE VIRTUAL TABLE t USING fts5(ref UNINDEXED, text, tokenize='porter')")
-        self.db.executemany(
-            "INSERT INTO t (ref, text) VALUES (?, ?)",
-            [
-                (turn["dia_id"], f"{turn['speaker']}: {turn['text']}" if speaker else turn["text"])
-                for _, _, turn, _ in _turns(conv["conversation"])
-            ],
-        )
-
-    def rank(self, query: str, *, k: int) -> list[str]:
-        from memory.search import query_terms
-
-        terms = query_terms(query)
-        if not terms:
-            return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        rows = self.db.execute(
-            "SELECT ref FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, k)
-        ).fetchall()
-        return [r[0] for r in rows]
+from memory.evaluation import locomo
+from memory.models import Space
 
 
 class Command(BaseCommand):
@@ -155,15 +64,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        path: Path = opts["path"]
-        if not path.exists():
-            raise CommandError(f"{path} does not exist")
-        data = json.loads(path.read_text())
-        chosen = (
-            _range(opts["conversations"], len(data))
-            if opts["conversations"]
-            else list(range(1, len(data) + 1))
-        )
+        try:
+            data = locomo.load(opts["path"])
+            chosen = locomo.parse_range(opts["conversations"], len(data))
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
         per_question: list[dict[str, Any]] = []
         ingest_s = 0.0
         if opts["baseline"]:
@@ -174,171 +79,31 @@ class Command(BaseCommand):
                 + ", query terms ORed"
             )
             for number in chosen:
-                index = _Bm25Turns(data[number - 1], speaker=speaker)
-                per_question += self._ask(number, data[number - 1], index, k=opts["k"])
+                index = locomo.Bm25Turns(data[number - 1], speaker=speaker)
+                per_question += locomo.ask(number, data[number - 1], index, k=opts["k"])
         else:
             call_command("migrate", verbosity=0, interactive=False)
             self.stdout.write(f"database: {connection.settings_dict['NAME']}")
             # Every conversation is ingested before any is asked: the full-text
             # index is shared by all spaces, so asking conversation 1 while 2-10
             # are not in yet would measure a different index than --reuse does.
-            spaces = {}
+            spaces: dict[int, Space] = {}
             for number in chosen:
                 started = time.perf_counter()
-                spaces[number] = self._ingest(number, data[number - 1], reuse=opts["reuse"])
+                spaces[number] = locomo.ingest(number, data[number - 1], reuse=opts["reuse"])
                 ingest_s += time.perf_counter() - started
             for number in chosen:
-                per_question += self._ask(number, data[number - 1], spaces[number], k=opts["k"])
+                per_question += locomo.ask(number, data[number - 1], spaces[number], k=opts["k"])
             self.stdout.write(f"ingest + pipeline: {ingest_s:.1f}s for {len(chosen)} conversations")
         if opts["questions"]:
             with opts["questions"].open("w") as out:
                 for row in per_question:
                     out.write(json.dumps(row) + "\n")
-        figures = self._report(per_question, chosen)
+        figures = locomo.summarise(per_question)
+        for line in [*locomo.table(figures), locomo.latency_line(per_question)]:
+            self.stdout.write(line)
         if opts["json"]:
             opts["json"].write_text(json.dumps(figures, indent=2))
         if opts["chart"]:
-            self._chart(figures, opts["chart"])
+            locomo.chart(figures, opts["chart"])
             self.stdout.write(f"chart written to {opts['chart']}")
-
-    # --- ingestion ----------------------------------------------------------------------
-
-    def _ingest(self, number: int, conv: dict[str, Any], *, reuse: bool):  # type: ignore[no-untyped-def]
-        from memory.models import IngestJob, Space, Turn
-        from memory.services.pipeline import run_job
-        from memory.services.turns import TurnData, accept_turns
-
-        c = conv["conversation"]
-        first = c["speaker_a"]
-        digest = hashlib.sha256(json.dumps(c, sort_keys=True).encode()).hexdigest()[:12]
-        if reuse:
-            name = f"locomo-{number}-{digest}"
-            space = Space.objects.filter(name=name).first()
-            if (
-                space is not None
-                and Turn.objects.filter(space=space).exists()
-                and not IngestJob.objects.filter(space=space, status="pending").exists()
-            ):
-                return space
-            if space is None:
-                space = Space.objects.create(name=name)
-        else:
-            space = Space.objects.create(name=f"locomo-{number}-{int(time.time() * 1000)}")
-        batch = [
-            TurnData(
-                session_id=f"session-{s}",
-                role="user" if turn["speaker"] == first else "assistant",
-                text=text,
-                ts=ts,
-                ref=turn["dia_id"],
-                metadata={"speaker": turn["speaker"]},
-            )
-            for s, ts, turn, text in _turns(c)
-        ]
-        for i in range(0, len(batch), 500):
-            accept_turns(space=space, turns=batch[i : i + 500])
-        pending = list(
-            IngestJob.objects.filter(space=space, status="pending")
-            .order_by("id")
-            .values_list("id", flat=True)
-        )
-        for job_id in tqdm(pending, desc=f"conv {number} pipeline", leave=False):
-            run_job(job_id)
-        return space
-
-    # --- questions ----------------------------------------------------------------------
-
-    def _ask(
-        self, number: int, conv: dict[str, Any], space: Any, *, k: int
-    ) -> list[dict[str, Any]]:
-        from memory.services.recall import recall
-
-        out = []
-        for qa in tqdm(conv["qa"], desc=f"conv {number} questions", leave=False):
-            evidence = {
-                e.strip() for e in qa.get("evidence", []) for e in e.split(";") if e.strip()
-            }
-            if not evidence:
-                continue
-            refs: list[str] = []
-            if isinstance(space, _Bm25Turns):
-                started = time.perf_counter()
-                refs = space.rank(qa["question"], k=k)
-                took_ms = (time.perf_counter() - started) * 1000
-            else:
-                response = recall(space=space, query=qa["question"], k=k)
-                took_ms = response.took_ms
-                for result in response.results:
-                    for ref in result.source.turn_refs:
-                        if ref not in refs:
-                            refs.append(ref)
-            row: dict[str, Any] = {
-                "conv": number,
-                "category": qa["category"],
-                "ms": took_ms,
-                "question": qa["question"],
-                "evidence": sorted(evidence),
-                "found": refs[:20],
-            }
-            for cutoff in KS:
-                row[f"r@{cutoff}"] = len(evidence & set(refs[:cutoff])) / len(evidence)
-            row["all@10"] = float(evidence <= set(refs[:10]))
-            rank = next((i for i, ref in enumerate(refs, 1) if ref in evidence), None)
-            row["mrr"] = 1.0 / rank if rank else 0.0
-            out.append(row)
-        return out
-
-    # --- report -------------------------------------------------------------------------
-
-    def _report(self, rows: list[dict[str, Any]], chosen: list[int]) -> dict[str, Any]:
-        metrics = [f"r@{k}" for k in KS] + ["mrr", "all@10"]
-
-        def summarise(subset: list[dict[str, Any]]) -> dict[str, float]:
-            if not subset:
-                return {}
-            return {m: statistics.fmean(r[m] for r in subset) for m in metrics} | {"n": len(subset)}
-
-        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in rows:
-            scope = [f"conv {'1-5' if r['conv'] <= 5 else '6-10'}", "all"]
-            for s in scope:
-                if r["category"] == 5:
-                    groups[f"{s} | cat 5 {CATEGORIES[5]}"].append(r)
-                else:
-                    groups[f"{s} | cat {r['category']} {CATEGORIES[r['category']]}"].append(r)
-                    groups[f"{s} | overall 1-4"].append(r)
-        figures = {name: summarise(subset) for name, subset in sorted(groups.items())}
-        header = f"{'scope':<38}" + "".join(f"{m:>8}" for m in metrics) + f"{'n':>6}"
-        self.stdout.write(header)
-        for name, f in figures.items():
-            self.stdout.write(
-                f"{name:<38}" + "".join(f"{f[m]:>8.3f}" for m in metrics) + f"{int(f['n']):>6}"
-            )
-        latencies = sorted(r["ms"] for r in rows)
-        if latencies:
-            self.stdout.write(
-                f"recall latency: p50 {latencies[len(latencies) // 2]:.1f} ms, "
-                f"p95 {latencies[int(len(latencies) * 0.95)]:.1f} ms over {len(latencies)} questions"
-            )
-        return figures
-
-    def _chart(self, figures: dict[str, Any], out: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for name, f in figures.items():
-            if not name.startswith("all |"):
-                continue
-            ax.plot(KS, [f[f"r@{k}"] for k in KS], marker="o", label=name.removeprefix("all | "))
-        ax.set_xlabel("k")
-        ax.set_ylabel("Recall@k")
-        ax.set_xticks(KS)
-        ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-        ax.set_title("Engram recall on LoCoMo (evidence turns in top k)")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out, dpi=120)

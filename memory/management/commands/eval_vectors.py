@@ -4,7 +4,7 @@
         [--conversations 1-10] [--weights 0.1,0.2,0.4] [--modes fuse,rerank,gate] \\
         [--models wordllama,minilm] [--json out.json]
 
-The conversations are ingested once through eval_locomo's path (accept_turns,
+The conversations are ingested once through memory/evaluation/locomo.py (accept_turns,
 then the write pipeline drained in-process) with the local wordllama model on,
 so step 7 embeds every item and turn as it would in production. Each further
 model (minilm, when its extra is installed) is then added with the resumable
@@ -28,10 +28,10 @@ from django.test import override_settings
 from tqdm import tqdm
 
 from memory import embeddings
-from memory.management.commands import eval_locomo
+from memory.evaluation import locomo
 from memory.search import vectors
 
-CATEGORIES = eval_locomo.CATEGORIES
+CATEGORIES = locomo.CATEGORIES
 MODEL_CONF = {"wordllama": "wordllama", "minilm": "minilm"}
 
 
@@ -66,15 +66,11 @@ class Command(BaseCommand):
         parser.add_argument("--json", type=Path, default=None)
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        path: Path = opts["path"]
-        if not path.exists():
-            raise CommandError(f"{path} does not exist")
-        data = json.loads(path.read_text())
-        chosen = (
-            eval_locomo._range(opts["conversations"], len(data))
-            if opts["conversations"]
-            else list(range(1, len(data) + 1))
-        )
+        try:
+            data = locomo.load(opts["path"])
+            chosen = locomo.parse_range(opts["conversations"], len(data))
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
         weights = [float(w) for w in opts["weights"].split(",") if w]
         modes = [m for m in opts["modes"].split(",") if m]
         models = [m for m in opts["models"].split(",") if m]
@@ -85,8 +81,6 @@ class Command(BaseCommand):
             self.stderr.write("minilm extra not installed: leaving it out")
             models.remove("minilm")
         call_command("migrate", verbosity=0, interactive=False)
-        runner = eval_locomo.Command()
-        runner.stdout, runner.stderr = self.stdout, self.stderr
 
         spaces: dict[int, Any] = {}
         first = models[0] if models else "wordllama"
@@ -95,7 +89,7 @@ class Command(BaseCommand):
             ENGRAM=_engram(EMBEDDINGS="local", EMBEDDINGS_MODEL=MODEL_CONF[first])
         ):
             for number in chosen:
-                spaces[number] = runner._ingest(number, data[number - 1], reuse=True)
+                spaces[number] = locomo.ingest(number, data[number - 1], reuse=True)
         self.stdout.write(
             f"ingest + pipeline (embedding with {first} in step 7): "
             f"{time.perf_counter() - started:.1f}s"
@@ -141,7 +135,7 @@ class Command(BaseCommand):
                 vectors.clear_cache()
                 rows: list[dict[str, Any]] = []
                 for number in chosen:
-                    rows += runner._ask(number, data[number - 1], spaces[number], k=20)
+                    rows += locomo.ask(number, data[number - 1], spaces[number], k=20)
             results[name] = _summary(rows)
             self.stderr.write(f"{name}: R@10 {results[name]['overall']:.4f}")
         self.stdout.write(header)

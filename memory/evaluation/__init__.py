@@ -1,0 +1,1 @@
+"""Retrieval-quality evaluations run by management commands."""
