@@ -14,6 +14,7 @@ import statistics
 import time
 from typing import Any
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.test import Client
@@ -101,6 +102,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         rng = random.Random(opts["seed"])
+        # Runs on a scratch data directory like the other benchmarks.
+        call_command("migrate", verbosity=0, interactive=False)
         _, key = create_api_key(space_name=opts["space"], name="bench")
         space = Space.objects.get(name=opts["space"])
         self._build(space, opts["items"], rng)
