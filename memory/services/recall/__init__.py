@@ -137,8 +137,9 @@ def _materialise(
 ) -> list[Result]:
     """Load the candidates' rows, drop what the temporal filter rejects, apply
     the boosts, and keep the best k."""
-    # Boosts can lift a candidate by at most ~1.8x, so anything further down
-    # than the k-th score / 1.8 cannot make the cut; keep a margin anyway.
+    # Boosts can lift a candidate by up to ~2.9x (a date named in the query
+    # doubles a score; importance, frequency and recency add the rest), so
+    # the head is a generous count rather than a cut at the k-th score.
     head = fused[: max(k * 6, 60)]
     ids: dict[str, list[int]] = {"item": [], "turn": [], "summary": []}
     for f in head:
