@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from consolidation.models import ConsolidationRun
 from memory.models import MemoryItem, Space
-from tests.consolidation.workers import celery_processes, redis_server, wait_for
+from tests.integration import workers
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -37,10 +37,14 @@ def test_beat_runs_the_idle_check_and_the_daily_run(tmp_path):  # type: ignore[n
         "ENGRAM_CONSOLIDATE_DAILY_AT": daily_at,
         "ENGRAM_ENV_REFRESH_MINUTES": "60",
     }
-    with (
-        redis_server() as redis_url,
-        celery_processes(redis_url=redis_url, data_dir=tmp_path, extra_env=env) as logs,
-    ):
+    redis = workers.Redis(workers.free_port(), tmp_path / "redis.log")
+    redis.start()
+    proc_env = workers.celery_env(
+        redis_url=redis.url, extra={**env, "ENGRAM_DATA_DIR": str(tmp_path)}
+    )
+    worker = workers.worker(proc_env, tmp_path / "worker.log", concurrency=1).start()
+    beat = workers.beat(proc_env, tmp_path / "beat.log", tmp_path / "beat-schedule").start()
+    try:
 
         def idle_done() -> bool:
             return ConsolidationRun.objects.filter(
@@ -48,10 +52,8 @@ def test_beat_runs_the_idle_check_and_the_daily_run(tmp_path):  # type: ignore[n
             ).exists()
 
         # Generous: worker start-up is slow on a loaded 2-core machine.
-        ok = wait_for(idle_done, timeout=150)
-        assert ok, (logs / "worker.log").read_text()[-3000:] + (logs / "beat.log").read_text()[
-            -2000:
-        ]
+        ok = workers.wait_for(idle_done, timeout=150)
+        assert ok, worker.log.read_text()[-3000:] + beat.log.read_text()[-2000:]
         # The busy space is not idle: no idle run for it.
         assert not ConsolidationRun.objects.filter(space=busy, trigger="idle").exists()
         idle_run = ConsolidationRun.objects.get(space=idle, trigger="idle")
@@ -63,8 +65,12 @@ def test_beat_runs_the_idle_check_and_the_daily_run(tmp_path):  # type: ignore[n
                 space=busy, trigger="daily", status="done"
             ).exists()
 
-        ok = wait_for(daily_done, timeout=150)
-        assert ok, (logs / "beat.log").read_text()[-3000:]
+        ok = workers.wait_for(daily_done, timeout=150)
+        assert ok, beat.log.read_text()[-3000:]
+    finally:
+        beat.stop()
+        worker.stop()
+        redis.kill()
     busy.refresh_from_db()
     assert busy.last_consolidated_at is not None
     assert MemoryItem.objects.filter(space=busy, expired_at=None).count() == 1

@@ -103,7 +103,18 @@ def celery_env(*, redis_url: str, extra: dict[str, str] | None = None) -> dict[s
         "PYTHONPATH": str(ROOT),
     }
     env.update(extra or {})
+    # Worker processes must really consume from the broker.
+    env.pop("ENGRAM_CELERY_EAGER", None)
     return env
+
+
+def wait_for(predicate, *, timeout: float, interval: float = 0.5) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())
 
 
 class Proc:
