@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
+from memory.search._filters import row_filters
+
 if TYPE_CHECKING:
     from memory.search import Hit, Target
 
@@ -50,24 +52,10 @@ def search(
     from memory.search import Hit
 
     fts, content = TABLES[target]
-    where = ["c.space_id = %s"]
-    params: list[Any] = [match_expression(terms), space_id]
-    if target == "item":
-        where.append("c.screen_status = 'ok'")
-        if as_of is not None:
-            where.append("c.created_at <= %s AND (c.expired_at IS NULL OR c.expired_at > %s)")
-            where.append("c.status IN ('active', 'pending_review')")
-            params += [as_of, as_of]
-        elif live_only:
-            where.append("c.expired_at IS NULL AND c.status = 'active'")
-    elif target == "turn":
-        where.append("c.screen_status = 'ok'")
-        if as_of is not None:
-            where.append("c.created_at <= %s")
-            params.append(as_of)
-    elif as_of is not None:
-        where.append("c.created_at <= %s")
-        params.append(as_of)
+    where, filter_params = row_filters(
+        target, prefix="c.", space_id=space_id, live_only=live_only, as_of=as_of
+    )
+    params: list[Any] = [match_expression(terms), *filter_params]
     params += [scan_cap, limit]
     # The inner query walks the match in descending rowid order, which FTS5
     # does without sorting, so LIMIT stops it after scan_cap rows of this space

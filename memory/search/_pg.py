@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
+from memory.search._filters import row_filters
+
 if TYPE_CHECKING:
     from memory.search import Hit, Target
 
@@ -53,26 +55,12 @@ def search(
     from memory.search import Hit
 
     table = TABLES[target]
-    where = ["space_id = %s"]
+    where, filter_params = row_filters(
+        target, prefix="", space_id=space_id, live_only=live_only, as_of=as_of
+    )
     query = tsquery(terms)
     # In the order of the placeholders below: rank, match, filters, cap, limit.
-    params: list[Any] = [query, query, space_id]
-    if target == "item":
-        where.append("screen_status = 'ok'")
-        if as_of is not None:
-            where.append("created_at <= %s AND (expired_at IS NULL OR expired_at > %s)")
-            where.append("status IN ('active', 'pending_review')")
-            params += [as_of, as_of]
-        elif live_only:
-            where.append("expired_at IS NULL AND status = 'active'")
-    elif target == "turn":
-        where.append("screen_status = 'ok'")
-        if as_of is not None:
-            where.append("created_at <= %s")
-            params.append(as_of)
-    elif as_of is not None:
-        where.append("created_at <= %s")
-        params.append(as_of)
+    params: list[Any] = [query, query, *filter_params]
     params += [scan_cap, limit]
     # Rank only the newest scan_cap matches of the space (see SCAN_CAP in the
     # facade): a top-N by id is cheap, ts_rank_cd on every match is not. The
