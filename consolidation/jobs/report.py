@@ -12,10 +12,6 @@ def _count(steps: dict[str, Any], step: str, key: str) -> int:
     return int((entry.get("counts") or {}).get(key, 0))
 
 
-def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
-
-
 def figures(steps: dict[str, Any]) -> dict[str, int]:
     return {
         "facts": _count(steps, "promote", "promoted")
@@ -32,30 +28,28 @@ def figures(steps: dict[str, Any]) -> dict[str, int]:
     }
 
 
+# Each figure's phrase, in report order; {n} is the count, {s} the plural "s".
+PHRASES = [
+    ("facts", "+{n} fact{s}"),
+    ("merged", "merged {n}"),
+    ("contradictions", "resolved {n} contradiction{s}"),
+    ("archived", "archived {n}"),
+    ("expired", "expired {n} event{s}"),
+    ("insights", "{n} new insight{s}"),
+    ("refuted", "refuted {n} belief{s}"),
+    ("summaries", "summarized {n} session{s}"),
+    ("skill_drafts", "{n} skill draft{s} to review"),
+    ("core_compacted", "compacted {n} core block{s}"),
+]
+
+
 def build(steps: dict[str, Any]) -> str:
     f = figures(steps)
-    parts: list[str] = []
-    if f["facts"]:
-        parts.append(f"+{_plural(f['facts'], 'fact')}")
-    if f["merged"]:
-        parts.append(f"merged {f['merged']}")
-    if f["contradictions"]:
-        parts.append(f"resolved {_plural(f['contradictions'], 'contradiction')}")
-    if f["archived"]:
-        parts.append(f"archived {f['archived']}")
-    if f["expired"]:
-        parts.append(f"expired {_plural(f['expired'], 'event')}")
-    if f["insights"]:
-        parts.append(f"{f['insights']} new {'insight' if f['insights'] == 1 else 'insights'}")
-    if f["refuted"]:
-        parts.append(f"refuted {_plural(f['refuted'], 'belief')}")
-    if f["summaries"]:
-        parts.append(f"summarized {_plural(f['summaries'], 'session')}")
-    if f["skill_drafts"]:
-        parts.append(f"{_plural(f['skill_drafts'], 'skill draft')} to review")
-    if f["core_compacted"]:
-        parts.append(f"compacted {_plural(f['core_compacted'], 'core block')}")
+    parts = [
+        phrase.format(n=f[key], s="" if f[key] == 1 else "s") for key, phrase in PHRASES if f[key]
+    ]
     failed = [name for name, e in steps.items() if (e or {}).get("status") == "failed"]
     if failed:
-        parts.append(f"{_plural(len(failed), 'step')} failed ({', '.join(failed)})")
+        s = "" if len(failed) == 1 else "s"
+        parts.append(f"{len(failed)} step{s} failed ({', '.join(failed)})")
     return ", ".join(parts) if parts else "nothing to improve"
