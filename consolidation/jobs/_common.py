@@ -14,7 +14,7 @@ from django.conf import settings
 from django.utils import timezone
 from pydantic import BaseModel
 
-from memory.models import MemoryItem, Space, Turn
+from memory.models import Space, Turn
 
 ACTOR = "consolidation"
 
@@ -69,16 +69,6 @@ def norm(text: str) -> str:
 def sentences(text: str) -> list[str]:
     parts = re.split(r"(?<=[.!?])\s+|\n+", text)
     return [p.strip() for p in parts if p.strip()]
-
-
-def live_items(space: Space) -> Any:
-    """Items recall can see: active, unexpired, not quarantined."""
-    return MemoryItem.objects.filter(
-        space=space,
-        status=MemoryItem.Status.ACTIVE,
-        expired_at=None,
-        screen_status=MemoryItem.Screen.OK,
-    )
 
 
 def usable_turns(space: Space) -> Any:

@@ -18,8 +18,9 @@ from datetime import timedelta
 from django.db import transaction
 from django.db.models import Q
 
-from consolidation.jobs._common import ACTOR, StepContext, StepResult, cfg, live_items, space_now
+from consolidation.jobs._common import ACTOR, StepContext, StepResult, cfg, space_now
 from memory.models import MemoryItem
+from memory.selectors import live_items
 from memory.services import audit
 from memory.services.forget import bring_back
 from memory.services.graph import suspend_relations

@@ -32,11 +32,11 @@ from consolidation.jobs._common import (
     as_data,
     cfg,
     jaccard,
-    live_items,
     norm,
     token_set,
 )
 from memory.models import MemoryItem, MemoryVector
+from memory.selectors import live_items
 from memory.services import audit
 from memory.services.pipeline.candidates import FUNCTIONAL_PREDICATES
 

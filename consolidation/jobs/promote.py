@@ -23,12 +23,12 @@ from consolidation.jobs._common import (
     as_data,
     cfg,
     content_words,
-    live_items,
     sentences,
     usable_turns,
     words,
 )
 from memory.models import MemoryItem, Turn
+from memory.selectors import live_items
 
 _NAME = re.compile(r"\b([A-Z][a-zA-Z'\-]+(?:\s+[A-Z][a-zA-Z'\-]+){0,2})\b")
 

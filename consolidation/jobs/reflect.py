@@ -34,12 +34,12 @@ from consolidation.jobs._common import (
     as_data,
     cfg,
     jaccard,
-    live_items,
     norm,
     space_now,
     token_set,
 )
 from memory.models import Belief, MemoryItem
+from memory.selectors import live_items
 from memory.services import audit
 
 EVIDENCE_KINDS = [

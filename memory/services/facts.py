@@ -21,6 +21,7 @@ from django.utils import timezone
 from memory import embeddings
 from memory.models import MemoryItem, Session, Space
 from memory.screening import screen
+from memory.selectors import live_items
 from memory.services import audit, graph
 from memory.services.pipeline import core_patch, resolve, retrieve, rules
 from memory.services.pipeline.candidates import Candidate, content_hash
@@ -161,7 +162,7 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
     same fact concurrently cannot both add it."""
     c = decision.candidate
     action = decision.action
-    live = retrieve.live(space)
+    live = live_items(space)
     if action == "DROP":
         audit.record(
             space=space,

@@ -12,20 +12,12 @@ import logging
 from memory import embeddings
 from memory.models import MemoryItem, Space
 from memory.search import search
+from memory.selectors import live_items
 from memory.services.pipeline.candidates import Candidate
 
 log = logging.getLogger(__name__)
 
 LIMIT = 8
-
-
-def live(space: Space):  # type: ignore[no-untyped-def]
-    return MemoryItem.objects.filter(
-        space=space,
-        status=MemoryItem.Status.ACTIVE,
-        expired_at=None,
-        screen_status=MemoryItem.Screen.OK,
-    )
 
 
 def similar(*, space: Space, candidate: Candidate, limit: int = LIMIT) -> list[MemoryItem]:
@@ -45,10 +37,12 @@ def similar(*, space: Space, candidate: Candidate, limit: int = LIMIT) -> list[M
         except Exception:  # a broken vector index must not stop ingestion
             log.warning("vector neighbour search failed; using BM25 only", exc_info=True)
     if candidate.subject and candidate.predicate:
-        same = live(space).filter(subject__iexact=candidate.subject, predicate=candidate.predicate)
+        same = live_items(space).filter(
+            subject__iexact=candidate.subject, predicate=candidate.predicate
+        )
         for pk in same.order_by("-created_at").values_list("pk", flat=True)[:limit]:
             ids.setdefault(pk, None)
     if not ids:
         return []
-    rows = {item.pk: item for item in live(space).filter(pk__in=list(ids))}
+    rows = {item.pk: item for item in live_items(space).filter(pk__in=list(ids))}
     return [rows[pk] for pk in ids if pk in rows]
