@@ -206,6 +206,9 @@ ENGRAM = {
     "RECALL_SCORE_FLOOR": env_float("ENGRAM_RECALL_SCORE_FLOOR", 0.1, minimum=0.0),
     "CONTEXT_RECALL_BUDGET_TOKENS": env_int("ENGRAM_CONTEXT_RECALL_BUDGET", 800, minimum=0),
     "RECALL_TIMEOUT_SECONDS": env_float("ENGRAM_RECALL_TIMEOUT", 2.0, minimum=0.05),
+    # Helper threads per process that run recall's fact channels beside its
+    # turn channel (memory/services/recall/__init__.py); 0 runs them in turn.
+    "RECALL_THREADS": env_int("ENGRAM_RECALL_THREADS", 2, minimum=0),
     # The vector channel in recall (memory/services/recall/vector_routing.py).
     # MODE auto uses the mode and weight measured on LoCoMo for the local
     # models (eval_vectors); WEIGHT above 0 overrides that weight, and is the

@@ -20,6 +20,17 @@ def _eager_celery(settings):  # type: ignore[no-untyped-def]
     app.conf.task_always_eager = False
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _close_helper_connections(django_db_setup, django_db_blocker):  # type: ignore[no-untyped-def]
+    # Helper threads keep their database connection between tasks; PostgreSQL
+    # will not drop the test database while they hold one.
+    yield
+    from engram_site.threads import close_all_connections
+
+    with django_db_blocker.unblock():
+        close_all_connections()
+
+
 @pytest.fixture
 def space(db) -> Space:  # type: ignore[no-untyped-def]
     return Space.objects.create(name="test-space")

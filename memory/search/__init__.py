@@ -8,8 +8,10 @@ operators, punctuation, emoji and empty strings never raise.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -45,18 +47,21 @@ def search(
     limit: int = 50,
     live_only: bool = True,
     as_of: datetime | None = None,
+    doc_frequency: Callable[[str], int] | None = None,
 ) -> list[Hit]:
     """Rank rows of `target` in one space against `query`, best first.
 
     For items, `live_only` keeps active, unexpired, unquarantined facts; with
     `as_of` it keeps what was known by then and not yet expired at that time
-    (valid-time filtering is the caller's, on the rows it loads)."""
+    (valid-time filtering is the caller's, on the rows it loads).
+    `doc_frequency` gives a term's row count from the caller's own
+    statistics, sparing the index one count query per term."""
     terms = query_terms(query)
     if not terms or limit <= 0:
         return []
     backend = _backend()
     if len(terms) > 1:
-        terms = _prune(backend, target, space_id, terms)
+        terms = _prune(backend, target, space_id, terms, doc_frequency)
     return backend.search(
         target,
         space_id=space_id,
@@ -86,21 +91,40 @@ _DF_CACHE_SIZE = 4096
 _df_cache: OrderedDict[tuple[str, str, int, str], tuple[float, int]] = OrderedDict()
 
 
+_df_lock = threading.Lock()
+
+
+def _cached_count(key: tuple[str, str, int, str], count: Callable[[], int]) -> int:
+    # Recalls run on several threads at once (recall's helpers, /context's):
+    # the cache is read and written under a lock, the count query runs outside.
+    now = time.monotonic()
+    with _df_lock:
+        hit = _df_cache.get(key)
+        if hit is not None and now - hit[0] < _DF_TTL_SECONDS:
+            _df_cache.move_to_end(key)
+            return hit[1]
+    value = count()
+    with _df_lock:
+        _df_cache[key] = (now, value)
+        _df_cache.move_to_end(key)
+        if len(_df_cache) > _DF_CACHE_SIZE:
+            _df_cache.popitem(last=False)
+    return value
+
+
+def _cache_key(target: Target, space_id: int, term: str) -> tuple[str, str, int, str]:
+    # Keyed by database too, for tests.
+    return (connection.alias + str(connection.settings_dict.get("NAME")), target, space_id, term)
+
+
 def _doc_frequency(backend, target: Target, space_id: int, term: str) -> int:  # type: ignore[no-untyped-def]
     # Per space, so one tenant's data never changes another's ranking.
     # Document frequencies drift slowly; a short cache keeps the count query
-    # off the hot path for repeated words. Keyed by database too, for tests.
-    key = (connection.alias + str(connection.settings_dict.get("NAME")), target, space_id, term)
-    now = time.monotonic()
-    hit = _df_cache.get(key)
-    if hit is not None and now - hit[0] < _DF_TTL_SECONDS:
-        _df_cache.move_to_end(key)
-        return hit[1]
-    count = backend.doc_frequency(target, space_id=space_id, term=term, cap=MATCH_BUDGET + 1)
-    _df_cache[key] = (now, count)
-    if len(_df_cache) > _DF_CACHE_SIZE:
-        _df_cache.popitem(last=False)
-    return count
+    # off the hot path for repeated words.
+    return _cached_count(
+        _cache_key(target, space_id, term),
+        lambda: backend.doc_frequency(target, space_id=space_id, term=term, cap=MATCH_BUDGET + 1),
+    )
 
 
 def _space_is_small(target: Target, space_id: int) -> bool:
@@ -108,20 +132,23 @@ def _space_is_small(target: Target, space_id: int) -> bool:
     needs no per-term counts at all (every conversation-sized space)."""
     from memory.models import MemoryItem, SessionSummary, Turn
 
-    key = (connection.alias + str(connection.settings_dict.get("NAME")), target, space_id, "")
-    now = time.monotonic()
-    hit = _df_cache.get(key)
-    if hit is None or now - hit[0] >= _DF_TTL_SECONDS:
-        model = {"item": MemoryItem, "turn": Turn, "summary": SessionSummary}[target]
-        rows = model.objects.filter(space_id=space_id)[: MATCH_BUDGET + 1].count()  # type: ignore[attr-defined]
-        hit = _df_cache[key] = (now, rows)
-    return hit[1] <= MATCH_BUDGET
+    model = {"item": MemoryItem, "turn": Turn, "summary": SessionSummary}[target]
+    rows = _cached_count(
+        _cache_key(target, space_id, ""),
+        lambda: model.objects.filter(space_id=space_id)[: MATCH_BUDGET + 1].count(),  # type: ignore[attr-defined]
+    )
+    return rows <= MATCH_BUDGET
 
 
-def _prune(backend, target: Target, space_id: int, terms: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
+def _prune(  # type: ignore[no-untyped-def]
+    backend, target: Target, space_id: int, terms: list[str], known: Callable[[str], int] | None
+) -> list[str]:
     if _space_is_small(target, space_id):
         return terms
-    counts = {t: _doc_frequency(backend, target, space_id, t) for t in terms}
+    if known is not None:
+        counts = {t: known(t) for t in terms}
+    else:
+        counts = {t: _doc_frequency(backend, target, space_id, t) for t in terms}
     if sum(counts.values()) <= MATCH_BUDGET:
         return terms
     kept: list[str] = []

@@ -15,16 +15,17 @@ text cannot close the frame.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
 
+from engram_site.threads import DbThreadPool
 from memory import screening
 from memory.models import Space
 from memory.services import core
@@ -44,7 +45,7 @@ _ENGRAM_TAG = re.compile(r"<\s*/?\s*engram[:_-][a-z_:-]*[^<>]{0,200}>", re.I)
 
 # A few recalls at once; when they are all busy a new recall queues and, if
 # it cannot start in time, is left out like any other late recall.
-_executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engram-recall")
+_helpers = DbThreadPool("engram-context", 4)
 
 
 def clean(text: str) -> str:
@@ -74,17 +75,6 @@ def _environment(space: Space) -> str:
         # The environment block is a convenience; the context must still answer.
         log.exception("environment block failed for space %s", space.name)
         return ""
-
-
-def _recall_in_thread(space: Space, query: str, k: int) -> Any:
-    from memory.services.recall import recall
-
-    try:
-        return recall(space=space, query=query, k=k)
-    finally:
-        # Worker threads open their own database connection; close it here so
-        # long-lived pool threads never hold stale or leaked connections.
-        connection.close()
 
 
 def _date(value: Any) -> str:
@@ -118,7 +108,11 @@ def render_recalled(results: list[Any], *, budget: int) -> str:
 
 
 def _start_recall(space: Space, query: str) -> Future[Any]:
-    return _executor.submit(_recall_in_thread, space, query, int(settings.ENGRAM["RECALL_K"]))
+    from memory.services.recall import recall
+
+    return _helpers.submit(
+        functools.partial(recall, space=space, query=query, k=int(settings.ENGRAM["RECALL_K"]))
+    )
 
 
 def _collect_recall(future: Future[Any], *, deadline: float) -> tuple[str, bool]:

@@ -116,7 +116,7 @@ def test_late_recall_is_left_out_without_waiting(api, settings):
     save(api, block="user", action="add", text="Name: Ana")
     release = threading.Event()
     # Occupy every recall worker so this request's recall cannot start in time.
-    blockers = [context_service._executor.submit(release.wait, 10) for _ in range(8)]
+    blockers = [context_service._helpers.submit(release.wait, 10) for _ in range(8)]
     try:
         started = time.perf_counter()
         body = get_context(api, "Where does Anna live")

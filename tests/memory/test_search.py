@@ -187,3 +187,46 @@ def test_pruning_counts_words_in_the_searched_space_only(space, monkeypatch) -> 
     )
     hits = {h.id for h in search("turn", space_id=space.pk, query="kayak ferry", limit=10)}
     assert hits == {kayak.pk, ferry.pk}
+
+
+def test_pruning_takes_the_callers_counts_instead_of_asking_the_index(space, monkeypatch) -> None:
+    import memory.search as facade
+
+    monkeypatch.setattr(facade, "MATCH_BUDGET", 5)
+    facade._df_cache.clear()
+    s = Session.objects.create(space=space, external_id="s")
+    Turn.objects.create(space=space, session=s, ref="k", role="user", text="my kayak")
+    ferry = Turn.objects.create(space=space, session=s, ref="f", role="user", text="a ferry")
+    Turn.objects.bulk_create(
+        Turn(space=space, session=s, ref=f"x{i}", role="user", text="weather talk")
+        for i in range(6)
+    )
+    asked: list[str] = []
+
+    def counts(term: str) -> int:
+        asked.append(term)
+        return {"kayak": 50, "ferry": 1}[term]
+
+    hits = search("turn", space_id=space.pk, query="kayak ferry", limit=10, doc_frequency=counts)
+    # The caller says "kayak" is common: over the budget it is left out.
+    assert [h.id for h in hits] == [ferry.pk]
+    assert sorted(asked) == ["ferry", "kayak"]
+
+
+@pytest.mark.parametrize("target", ["item", "turn"])
+def test_sqlite_checks_matches_against_a_covering_index(target) -> None:
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the covering filter indexes are SQLite's (PostgreSQL needs none)")
+    from memory.search import _fts
+
+    # A fresh database has no planner statistics: the plan must not need them.
+    sql, params = _fts.search_sql(
+        target, space_id=1, terms=["x"], limit=10, live_only=True, as_of=None, scan_cap=100
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+        plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+    assert f"COVERING INDEX {_fts.TABLES[target][1]}_fts_filter" in plan, plan
+    assert plan.index("VIRTUAL TABLE") < plan.index("COVERING INDEX"), plan

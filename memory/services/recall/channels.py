@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
 
 from django.conf import settings
 from django.db.models import Q
 
 from memory import embeddings
-from memory.models import Entity, MemoryItem, Relation, Space, Turn
+from memory.models import Entity, MemoryItem, Relation, Space
 from memory.search import query_terms, search
 from memory.services.graph import entities_in_text
 from memory.services.recall import dates, termstats
+from memory.services.recall import rows as recall_rows
 from memory.services.recall.fusion import Key, Ranking
 
 ITEM_TYPES = frozenset({"item"})
@@ -63,8 +63,15 @@ def vector_weight() -> float:
     return float(settings.ENGRAM.get("RECALL_VECTOR_WEIGHT", WEIGHTS["vector"]))
 
 
-def bm25_items(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> Ranking:
-    hits = search("item", space_id=space_id, query=query, limit=limit, as_of=as_of)
+def bm25_items(*, space: Space, query: str, limit: int, as_of: datetime | None) -> Ranking:
+    hits = search(
+        "item",
+        space_id=space.pk,
+        query=query,
+        limit=limit,
+        as_of=as_of,
+        doc_frequency=termstats.doc_frequency(termstats.item_stats(space)),
+    )
     return Ranking(
         "bm25_items",
         WEIGHTS["bm25_items"],
@@ -85,50 +92,25 @@ def bm25_summaries(*, space_id: int, query: str, limit: int, as_of: datetime | N
     )
 
 
-# Everything recall shows for a turn, loaded once here and reused.
-TURN_FIELDS = (
-    "id",
-    "session_id",
-    "text",
-    "ref",
-    "ts",
-    "created_at",
-    "metadata",
-    "screen_status",
-    "session__external_id",
-)
-
-
-def speaker_of(metadata: Any) -> str:
-    """The name of who said a turn, when the client recorded one."""
-    if isinstance(metadata, dict):
-        for key in termstats.SPEAKER_KEYS:
-            value = metadata.get(key)
-            if isinstance(value, str) and value:
-                return value
-    return ""
-
-
-def bm25_turns(
-    *, space_id: int, query: str, limit: int, as_of: datetime | None
-) -> tuple[Ranking, dict[int, dict[str, Any]]]:
+def bm25_turns(*, space: Space, query: str, limit: int, as_of: datetime | None) -> Ranking:
     """BM25 over turns, with two turn-level signals folded into the score:
     a turn said by someone the query names counts more (in a multi-party
     transcript "what did Anna say about X" is about Anna's turns, whose text
     rarely contains her own name), and each turn inherits a share of its
     neighbours' strength, so a reply to a matching turn (and the turn a
-    matching reply answers) rises. Returns the ranking and the full rows it
-    loaded (none: see below)."""
-    stats = termstats.turn_stats(space_id) if SPACE_BM25 else None
+    matching reply answers) rises."""
+    space_id = space.pk
+    stats = termstats.turn_stats(space) if SPACE_BM25 else None
     hits = search(
         "turn",
         space_id=space_id,
         query=_distinctive(query, stats) if stats is not None else query,
         limit=max(limit, TURN_CANDIDATES),
         as_of=as_of,
+        doc_frequency=termstats.doc_frequency(stats) if stats is not None else None,
     )
     if not hits:
-        return Ranking("bm25_turns", WEIGHTS["bm25_turns"], [], TURN_TYPES), {}
+        return Ranking("bm25_turns", WEIGHTS["bm25_turns"], [], TURN_TYPES)
     # Turns of a session are stored in arrival order, so a turn's neighbours are
     # the adjacent ids of the same session; a gap simply means no neighbour.
     # Context is loaded around the strongest hits only: a weak hit's
@@ -136,39 +118,27 @@ def bm25_turns(
     wanted = {h.id for h in hits} | {
         h.id + d for h in hits[:NEIGHBOUR_HITS] for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1)
     }
-    # Only what scoring needs, with the speaker read by the database: loading
-    # full rows (two datetimes and a JSON document each) for every candidate
-    # and neighbour cost more than the ranking itself. recall() loads the full
-    # rows of the few turns that make its head.
-    found = Turn.objects.filter(space_id=space_id, id__in=wanted, screen_status="ok")
-    if as_of is not None:
-        found = found.filter(created_at__lte=as_of, ts__lte=as_of)
-    rows: dict[int, tuple[int, str, str]] = {
-        pk: (session, text or "", str(speaker or ""))
-        for pk, session, text, speaker in found.annotate(
-            speaker=termstats.speaker_expression()
-        ).values_list("id", "session_id", "text", "speaker")
-    }
+    rows = recall_rows.turn_texts(space_id, wanted, as_of=as_of)
     named = set(norm(query).split())
     asks_when = WHEN_BOOST > 0 and dates.asks_when(query)
     if stats is not None:
         words = {termstats.stem(t) for t in query_terms(query) if len(t) > 1}
         base = {
-            h.id: termstats.bm25(words, termstats.turn_tokens(rows[h.id][1], rows[h.id][2]), stats)
+            h.id: termstats.bm25(words, termstats.turn_tokens(row.text, row.speaker), stats)
             for h in hits
-            if h.id in rows
+            if (row := rows.get(h.id)) is not None
         }
     else:
         base = {h.id: h.score for h in hits if h.id in rows}
     scores: dict[int, float] = {}
-    speakers = {tid: norm(row[2]) for tid, row in rows.items()}
+    speakers = {tid: norm(row.speaker) for tid, row in rows.items()}
     for tid, row in rows.items():
         near = 0.0
         speaker = speakers[tid]
         for d in range(1, NEIGHBOUR_SPAN + 1):
             for nid in (tid - d, tid + d):
                 other = rows.get(nid)
-                if other is None or other[0] != row[0]:
+                if other is None or other.session_id != row.session_id:
                     continue
                 # Past the adjacent turn, context only flows between turns of
                 # one recorded speaker: the same person still on the topic.
@@ -178,19 +148,18 @@ def bm25_turns(
         score = base.get(tid, 0.0) + NEIGHBOUR_SHARE * near
         if speaker and set(speaker.split()) & named:
             score *= 1 + SPEAKER_BOOST
-        if asks_when and dates.mentions_time(row[1]):
+        if asks_when and dates.mentions_time(row.text):
             score *= 1 + WHEN_BOOST
         if score > 0:
             scores[tid] = score
     order = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
-    ranking = Ranking(
+    return Ranking(
         "bm25_turns",
         WEIGHTS["bm25_turns"],
         [("turn", i) for i in order],
         TURN_TYPES,
         {("turn", i): scores[i] for i in order},
     )
-    return ranking, {}
 
 
 def _distinctive(query: str, stats: termstats.Stats) -> str:

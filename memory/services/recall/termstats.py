@@ -24,7 +24,7 @@ import re
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,8 @@ from django.db.models import TextField, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, NullIf
 
-from memory.models import Space, Turn
+from memory.models import MemoryItem, Space, Turn
+from memory.services.recall.rows import SPEAKER_KEYS
 
 # BM25 parameters: turns are short and of similar length, so length
 # normalisation matters less than usual (measured on LoCoMo 1-5: k1 0.9, b 0.4
@@ -82,9 +83,6 @@ def stem(word: str) -> str:
     return w
 
 
-SPEAKER_KEYS = ("speaker", "name", "author")
-
-
 def speaker_expression() -> Coalesce:
     """speaker_of() in SQL: the first non-empty of the metadata's keys."""
     return Coalesce(
@@ -116,9 +114,8 @@ class Stats:
     built: float = 0.0
     refreshed: float = 0.0
 
-    def add(self, rows: Iterable[tuple[int, str | None, Any]]) -> None:
-        for pk, text, speaker in rows:
-            words = turn_tokens(text or "", str(speaker or ""))
+    def add(self, rows: Iterable[tuple[int, list[str]]]) -> None:
+        for pk, words in rows:
             self.docs += 1
             self.length += len(words)
             self.df.update(set(words))
@@ -133,15 +130,51 @@ class Stats:
         return self.length / self.docs if self.docs else 1.0
 
 
-_cache: OrderedDict[tuple[str, int], Stats] = OrderedDict()
+_cache: OrderedDict[tuple[str, str, int], Stats] = OrderedDict()
 _lock = threading.Lock()
 
 
-def turn_stats(space_id: int) -> Stats:
+def _new_turns(space_id: int, after: int) -> Iterable[tuple[int, list[str]]]:
+    rows = (
+        Turn.objects.filter(space_id=space_id, id__gt=after)
+        .annotate(speaker=speaker_expression())
+        .order_by("id")
+        .values_list("id", "text", "speaker")
+        .iterator(chunk_size=2000)
+    )
+    return ((pk, turn_tokens(text or "", str(speaker or ""))) for pk, text, speaker in rows)
+
+
+def _new_items(space_id: int, after: int) -> Iterable[tuple[int, list[str]]]:
+    # Every stored fact, live or not: these counts only decide which of a
+    # query's words are too common to look up (search.doc_frequency).
+    rows = (
+        MemoryItem.objects.filter(space_id=space_id, id__gt=after)
+        .order_by("id")
+        .values_list("id", "text", "subject", "object")
+        .iterator(chunk_size=2000)
+    )
+    return ((pk, tokens(f"{text} {subject} {obj}")) for pk, text, subject, obj in rows)
+
+
+_LOADERS = {"turn": _new_turns, "item": _new_items}
+
+
+def turn_stats(space: Space) -> Stats:
     """The space's turn statistics, brought up to date with turns added since
     the last look (one indexed query for rows past the last id seen)."""
-    key = (connection.alias + str(connection.settings_dict.get("NAME")), space_id)
-    created = Space.objects.filter(pk=space_id).values_list("created_at", flat=True).first()
+    return _stats(space, "turn")
+
+
+def item_stats(space: Space) -> Stats:
+    """Word counts over the space's facts, kept like turn_stats."""
+    return _stats(space, "item")
+
+
+def _stats(space: Space, target: str) -> Stats:
+    space_id = space.pk
+    key = (connection.alias + str(connection.settings_dict.get("NAME")), target, space_id)
+    created = space.created_at
     now = time.monotonic()
     with _lock:
         stats = _cache.get(key)
@@ -155,14 +188,13 @@ def turn_stats(space_id: int) -> Stats:
             if now - stats.refreshed < REFRESH_SECONDS:
                 return stats
         stats.refreshed = now
-        stats.add(
-            Turn.objects.filter(space_id=space_id, id__gt=stats.last_id)
-            .annotate(speaker=speaker_expression())
-            .order_by("id")
-            .values_list("id", "text", "speaker")
-            .iterator(chunk_size=2000)
-        )
+        stats.add(_LOADERS[target](space_id, stats.last_id))
         return stats
+
+
+def doc_frequency(stats: Stats) -> Callable[[str], int]:
+    """A query word's count in `stats`, for search(doc_frequency=...)."""
+    return lambda word: stats.df.get(stem(word), 0)
 
 
 # A turn's score is multiplied by the share of the query's IDF weight it

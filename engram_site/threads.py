@@ -1,0 +1,87 @@
+"""Thread pools whose threads keep their database connection.
+
+Opening a connection costs about 0.9 ms on SQLite (with Engram's pragmas) and
+6 ms on PostgreSQL: more than a recall channel's whole query. So helper
+threads keep theirs between tasks, under the rules Django applies between two
+requests (CONN_MAX_AGE, CONN_HEALTH_CHECKS, a connection left broken by an
+error): every task starts with close_old_connections().
+
+A helper's connection cannot see the calling thread's uncommitted writes, so
+callers inside a transaction must not hand database work to a helper;
+`free_helper()` says no there.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from django.db import close_old_connections, connection, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+T = TypeVar("T")
+
+_pools: list[DbThreadPool] = []
+_pools_lock = threading.Lock()
+
+
+class DbThreadPool:
+    def __init__(self, name: str, size: int) -> None:
+        self.size = size
+        self._executor = ThreadPoolExecutor(max_workers=max(1, size), thread_name_prefix=name)
+        self._lock = threading.Lock()
+        self._busy = 0  # tasks running or queued
+        self._opened: list[BaseDatabaseWrapper] = []
+        with _pools_lock:
+            _pools.append(self)
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Run fn(*args) on a helper, queueing when all of them are busy."""
+        with self._lock:
+            self._busy += 1
+        return self._executor.submit(self._run, fn, args)
+
+    def try_submit(self, fn: Callable[..., T], *args: Any) -> Future[T] | None:
+        """Run fn(*args) on a helper if one is free now and the caller is not
+        inside a transaction; None means: run it yourself."""
+        if self.size <= 0 or connection.in_atomic_block:
+            return None
+        with self._lock:
+            if self._busy >= self.size:
+                return None
+            self._busy += 1
+        return self._executor.submit(self._run, fn, args)
+
+    def _run(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        try:
+            close_old_connections()
+            return fn(*args)
+        finally:
+            with self._lock:
+                self._busy -= 1
+                for conn in connections.all(initialized_only=True):
+                    if conn not in self._opened:
+                        self._opened.append(conn)
+
+    def close_connections(self) -> None:
+        """Close every helper's connection; the next task opens a new one.
+        For a test database about to be dropped, which PostgreSQL refuses
+        while anyone is connected. Call it when no task is running."""
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            # Each wrapper belongs to its helper thread; Django checks that.
+            conn.inc_thread_sharing()
+            try:
+                conn.close()
+            finally:
+                conn.dec_thread_sharing()
+
+
+def close_all_connections() -> None:
+    with _pools_lock:
+        pools = list(_pools)
+    for pool in pools:
+        pool.close_connections()
