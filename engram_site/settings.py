@@ -206,6 +206,10 @@ ENGRAM = {
     "RECALL_SCORE_FLOOR": env_float("ENGRAM_RECALL_SCORE_FLOOR", 0.1, minimum=0.0),
     "CONTEXT_RECALL_BUDGET_TOKENS": env_int("ENGRAM_CONTEXT_RECALL_BUDGET", 800, minimum=0),
     "RECALL_TIMEOUT_SECONDS": env_float("ENGRAM_RECALL_TIMEOUT", 2.0, minimum=0.05),
+    # LLM multi-query rewrite for POST /recall and /memory/search (never
+    # /context): memory/services/recall/rewrite.py. Off: no LLM in the read path.
+    "RECALL_REWRITE": env_bool("ENGRAM_RECALL_REWRITE", False),
+    "RECALL_REWRITE_TIMEOUT_SECONDS": env_float("ENGRAM_RECALL_REWRITE_TIMEOUT", 3.0, minimum=0.1),
     # Helper threads per process that run recall's fact channels beside its
     # turn channel (memory/services/recall/__init__.py); 0 runs them in turn.
     "RECALL_THREADS": env_int("ENGRAM_RECALL_THREADS", 2, minimum=0),

@@ -12,6 +12,7 @@ from pydantic import Field
 from engram_site.types import SpaceRequest
 from memory.schemas import ResultOut
 from memory.services.recall import RecallResponse, recall
+from memory.services.recall import rewrite as rewrite_queries
 
 router = Router(tags=["recall"])
 
@@ -23,6 +24,8 @@ class RecallIn(Schema):
     k: int = Field(default=8, ge=1, le=100)
     as_of: datetime | None = None
     types: list[ResultType] | None = Field(default=None, max_length=6)
+    # LLM multi-query rewrite for this request; unset: ENGRAM_RECALL_REWRITE.
+    rewrite: bool | None = None
 
 
 class RecallOut(Schema):
@@ -38,6 +41,7 @@ def _answer(request: SpaceRequest, payload: RecallIn) -> RecallResponse:
         k=payload.k,
         as_of=payload.as_of,
         types=list(payload.types) if payload.types else None,
+        rewrite=rewrite_queries.enabled(payload.rewrite),
     )
 
 

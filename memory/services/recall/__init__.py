@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -31,6 +31,7 @@ from memory import embeddings
 from memory.models import Space
 from memory.search import query_terms
 from memory.services.recall import channels, dates, rows, temporal
+from memory.services.recall import rewrite as rewrite_queries
 from memory.services.recall.fusion import Fused, Key, Ranking, fuse
 
 __all__ = ["RecallResponse", "Result", "Source", "recall", "TYPES"]
@@ -91,8 +92,10 @@ def recall(
     k: int = 8,
     as_of: datetime | None = None,
     types: list[str] | None = None,
+    rewrite: bool = False,
 ) -> RecallResponse:
     started = time.perf_counter()
+    started_clock = time.monotonic()
     if as_of is not None and timezone.is_naive(as_of):
         # A date without a zone is read as UTC, like every stored time.
         as_of = timezone.make_aware(as_of, UTC)
@@ -101,16 +104,19 @@ def recall(
     if not query_terms(query) or k <= 0:
         return RecallResponse([], (time.perf_counter() - started) * 1000, degraded)
     pool = _pool(k)
-    facts = functools.partial(
-        _fact_rankings, space=space, query=query, pool=pool, as_of=as_of, wanted=wanted
-    )
-    beside = _helpers.try_submit(facts)
-    turns = (
-        [channels.bm25_turns(space=space, query=query, limit=pool, as_of=as_of)]
-        if "turn" in wanted
-        else []
-    )
-    rankings = (beside.result() if beside is not None else facts()) + turns
+    pending = rewrite_queries.start(space, query) if rewrite else None
+    rankings = _keyword_rankings(space=space, query=query, pool=pool, as_of=as_of, wanted=wanted)
+    if pending is not None:
+        alternatives = rewrite_queries.collect(pending, started=started_clock)
+        if alternatives is None:
+            degraded.append("rewrite")
+        for n, alternative in enumerate(alternatives or [], start=1):
+            rankings += [
+                replace(r, channel=f"{r.channel}~{n}", weight=r.weight * rewrite_queries.WEIGHT)
+                for r in _keyword_rankings(
+                    space=space, query=alternative, pool=pool, as_of=as_of, wanted=wanted
+                )
+            ]
     if embeddings.enabled():
         try:
             rankings.append(
@@ -123,6 +129,21 @@ def recall(
     fused = fuse(rankings)
     results = _materialise(space=space, fused=fused, k=k, as_of=as_of, wanted=wanted, query=query)
     return RecallResponse(results, (time.perf_counter() - started) * 1000, degraded)
+
+
+def _keyword_rankings(
+    *, space: Space, query: str, pool: int, as_of: datetime | None, wanted: set[str]
+) -> list[Ranking]:
+    facts = functools.partial(
+        _fact_rankings, space=space, query=query, pool=pool, as_of=as_of, wanted=wanted
+    )
+    beside = _helpers.try_submit(facts)
+    turns = (
+        [channels.bm25_turns(space=space, query=query, limit=pool, as_of=as_of)]
+        if "turn" in wanted
+        else []
+    )
+    return (beside.result() if beside is not None else facts()) + turns
 
 
 def _fact_rankings(
