@@ -122,9 +122,11 @@ def bm25_turns(*, space: Space, query: str, limit: int, as_of: datetime | None) 
     named = set(norm(query).split())
     asks_when = WHEN_BOOST > 0 and dates.asks_when(query)
     if stats is not None:
-        words = {termstats.stem(t) for t in query_terms(query) if len(t) > 1}
+        weights = termstats.query_weights(
+            {termstats.stem(t) for t in query_terms(query) if len(t) > 1}, stats
+        )
         base = {
-            h.id: termstats.bm25(words, termstats.turn_tokens(row.text, row.speaker), stats)
+            h.id: termstats.bm25(weights, termstats.turn_tokens(row.text, row.speaker), stats)
             for h in hits
             if (row := rows.get(h.id)) is not None
         }

@@ -205,15 +205,21 @@ COVERAGE = 1.0
 SPEAKER_WORD = True
 
 
-def bm25(query_words: set[str], doc_words: list[str], stats: Stats) -> float:
+def query_weights(words: Iterable[str], stats: Stats) -> dict[str, float]:
+    """Each (stemmed) query word's IDF in the space, computed once per query."""
+    return {w: stats.idf(w) for w in words}
+
+
+def bm25(query: dict[str, float], doc_words: list[str], stats: Stats) -> float:
+    """BM25 of one turn for a query given as query_weights()."""
     if not doc_words:
         return 0.0
-    tf = Counter(w for w in doc_words if w in query_words)
+    tf = Counter(w for w in doc_words if w in query)
     if not tf:
         return 0.0
     norm = K1 * (1 - B + B * len(doc_words) / stats.avg_length)
-    score = sum(stats.idf(w) * n * (K1 + 1) / (n + norm) for w, n in tf.items())
+    score = sum(query[w] * n * (K1 + 1) / (n + norm) for w, n in tf.items())
     if COVERAGE:
-        total = sum(stats.idf(w) for w in query_words)
-        score *= (sum(stats.idf(w) for w in tf) / total) ** COVERAGE if total else 1.0
+        total = sum(query.values())
+        score *= (sum(query[w] for w in tf) / total) ** COVERAGE if total else 1.0
     return score
