@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from typing import Any
 
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -60,7 +61,7 @@ class Command(BaseCommand):
         parser.add_argument("--search-items", type=int, default=100_000)
         parser.add_argument("--queries", type=int, default=200)
 
-    def handle(self, *args: object, **opts: object) -> None:
+    def handle(self, *args: object, **opts: Any) -> None:
         if not embeddings.enabled():
             raise CommandError("set ENGRAM_EMBEDDINGS to a backend to benchmark it")
         n_items = int(opts["items"])

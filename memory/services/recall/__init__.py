@@ -191,73 +191,96 @@ def _materialise(
     scored: list[tuple[float, Key, Result]] = []
     for f in head:
         kind, pk = f.key
-        score = f.score
-        result: Result | None = None
+        found: tuple[float, Result] | None
         if kind == "item":
-            row = items.get(pk)
-            if row is None or not temporal.item_visible(row, as_of=as_of):
-                continue
-            rtype = "insight" if row.kind == "insight" else "fact"
-            if rtype not in wanted:
-                continue
-            score *= _item_boost(row, now=now)
-            if any(w.contains(row.valid_from or row.created_at) for w in windows):
-                score *= 1 + DATE_BOOST
-            result = Result(
-                id=str(pk),
-                type=rtype,
-                text=row.text,
-                score=0.0,
-                channels=f.channels,
-                created_at=row.created_at,
-                valid_from=row.valid_from,
-                valid_to=row.valid_to,
-                source=Source(row.session, row.turn_refs),
-            )
+            found = _item_result(f, items.get(pk), as_of=as_of, now=now, windows=windows)
+            if found is not None and found[1].type not in wanted:
+                found = None
         elif kind == "turn":
-            row = turns.get(pk)
-            if row is None or not temporal.turn_visible(row, as_of=as_of):
-                continue
-            if windows and any(w.contains(row.ts) for w in windows):
-                score *= 1 + DATE_BOOST
-            result = Result(
-                id=str(pk),
-                type="turn",
-                text=row.text,
-                score=0.0,
-                channels=f.channels,
-                created_at=row.created_at,
-                valid_from=row.ts,
-                valid_to=None,
-                source=Source(row.session, [row.ref] if row.ref else []),
-            )
+            found = _turn_result(f, turns.get(pk), as_of=as_of, windows=windows)
         else:
-            row = summaries.get(pk)
-            if row is None or not temporal.summary_visible(row, as_of=as_of):
-                continue
-            if windows and any(
-                row.first_ts and row.last_ts and w.start <= row.last_ts and row.first_ts < w.end
-                for w in windows
-            ):
-                score *= 1 + DATE_BOOST
-            result = Result(
-                id=str(pk),
-                type="summary",
-                text=row.text,
-                score=0.0,
-                channels=f.channels,
-                created_at=row.created_at,
-                valid_from=row.first_ts,
-                valid_to=row.last_ts,
-                source=Source(row.session, []),
-            )
-        scored.append((score, f.key, result))
+            found = _summary_result(f, summaries.get(pk), as_of=as_of, windows=windows)
+        if found is not None:
+            scored.append((found[0], f.key, found[1]))
     scored.sort(key=lambda s: (-s[0], s[1]))
     out: list[Result] = []
     for score, _, result in scored[:k]:
         object.__setattr__(result, "score", round(min(1.0, score), 6))
         out.append(result)
     return out
+
+
+# Each of these: the candidate's boosted score and its Result, or None when
+# the temporal filter rejects it (or its row is gone).
+
+
+def _item_result(
+    f: Fused,
+    row: rows.ItemRow | None,
+    *,
+    as_of: datetime | None,
+    now: datetime,
+    windows: list[dates.Window],
+) -> tuple[float, Result] | None:
+    if row is None or not temporal.item_visible(row, as_of=as_of):
+        return None
+    score = f.score * _item_boost(row, now=now)
+    if any(w.contains(row.valid_from or row.created_at) for w in windows):
+        score *= 1 + DATE_BOOST
+    return score, Result(
+        id=str(row.id),
+        type="insight" if row.kind == "insight" else "fact",
+        text=row.text,
+        score=0.0,
+        channels=f.channels,
+        created_at=row.created_at,
+        valid_from=row.valid_from,
+        valid_to=row.valid_to,
+        source=Source(row.session, row.turn_refs),
+    )
+
+
+def _turn_result(
+    f: Fused, row: rows.TurnRow | None, *, as_of: datetime | None, windows: list[dates.Window]
+) -> tuple[float, Result] | None:
+    if row is None or not temporal.turn_visible(row, as_of=as_of):
+        return None
+    score = f.score
+    if any(w.contains(row.ts) for w in windows):
+        score *= 1 + DATE_BOOST
+    return score, Result(
+        id=str(row.id),
+        type="turn",
+        text=row.text,
+        score=0.0,
+        channels=f.channels,
+        created_at=row.created_at,
+        valid_from=row.ts,
+        valid_to=None,
+        source=Source(row.session, [row.ref] if row.ref else []),
+    )
+
+
+def _summary_result(
+    f: Fused, row: rows.SummaryRow | None, *, as_of: datetime | None, windows: list[dates.Window]
+) -> tuple[float, Result] | None:
+    if row is None or not temporal.summary_visible(row, as_of=as_of):
+        return None
+    score = f.score
+    first, last = row.first_ts, row.last_ts
+    if first and last and any(w.start <= last and first < w.end for w in windows):
+        score *= 1 + DATE_BOOST
+    return score, Result(
+        id=str(row.id),
+        type="summary",
+        text=row.text,
+        score=0.0,
+        channels=f.channels,
+        created_at=row.created_at,
+        valid_from=first,
+        valid_to=last,
+        source=Source(row.session, []),
+    )
 
 
 def _item_boost(row: rows.ItemRow, *, now: datetime) -> float:

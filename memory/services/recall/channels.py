@@ -278,7 +278,7 @@ def graph(*, space: Space, query: str, limit: int, as_of: datetime | None) -> Ra
                 .values_list("id", flat=True)[:limit]
             )
         )
-        neighbours = set()
+        neighbours: set[int] = set()
         for src, dst in direct.values_list("src_id", "dst_id")[: limit * 4]:
             neighbours.update((src, dst))
         neighbours -= set(entity_ids)
