@@ -1,4 +1,4 @@
-"""Per-space term statistics for ranking turns.
+"""Per-space term statistics for ranking turns and pruning queries.
 
 The full-text index is shared by every space, so the BM25 it computes takes
 its document frequencies and average length from all spaces together: a word
@@ -12,8 +12,12 @@ same ranking this way, whatever their own full-text scoring does.
 
 Words are normalised by a light suffix stripper (stem below), applied the same
 way to queries and turns, so "painting", "painted" and "paints" count as one
-term. A turn's speaker (metadata "speaker", "name" or "author") is one more word of the turn: a
-question that names someone is more often about what that person said.
+term. A turn's speaker (metadata "speaker", "name" or "author") is one more
+word of the turn: a question that names someone is more often about what that
+person said.
+
+The same counts, kept for facts too (item_stats), tell the search facade how
+common each query word is without a count query per word (doc_frequency).
 """
 
 from __future__ import annotations
