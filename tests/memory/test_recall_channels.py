@@ -6,7 +6,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory.models import Entity, EntityAlias, MemoryItem, Relation, Session, SessionSummary, Turn
+from memory.models import (
+    Entity,
+    EntityAlias,
+    MemoryItem,
+    Relation,
+    Session,
+    SessionSummary,
+    Skill,
+    Turn,
+)
 from memory.services.recall import recall
 from memory.services.recall.fusion import Ranking, fuse
 
@@ -69,6 +78,39 @@ def test_it_finds_a_session_summary(space) -> None:
     response = recall(space=space, query="renovation budget", k=3, types=["summary"])
     assert [r.type for r in response.results] == ["summary"]
     assert response.results[0].source.session_id == "s1"
+
+
+def test_it_finds_an_enabled_skill_and_never_a_draft(space) -> None:
+    Skill.objects.create(
+        space=space,
+        name="deploy-staging",
+        description="Deploy the web app to staging",
+        body="1. run the tests 2. push the tag 3. watch the rollout",
+        enabled=True,
+        is_draft=False,
+        evidence_turn_refs=["D2:4"],
+    )
+    Skill.objects.create(
+        space=space, name="deploy-prod", description="Deploy to production", enabled=False
+    )
+    MemoryItem.objects.create(space=space, text="The user likes green tea")
+    found = recall(space=space, query="how do I deploy to staging?", k=5).results
+    assert [(r.type, r.text.splitlines()[0]) for r in found] == [
+        ("skill", "deploy-staging: Deploy the web app to staging")
+    ]
+    assert "push the tag" in found[0].text
+    assert found[0].source.turn_refs == ["D2:4"] and found[0].channels == {"skills": 1}
+    only = recall(space=space, query="deploy", k=5, types=["skill"]).results
+    assert [r.type for r in only] == ["skill"]
+    before = recall(space=space, query="deploy staging", k=5, as_of=T0 - timedelta(days=1))
+    assert before.results == []
+
+
+def test_a_query_matching_no_skill_keeps_the_score_scale(space) -> None:
+    MemoryItem.objects.create(space=space, text="The user likes green tea")
+    alone = recall(space=space, query="green tea", k=3).results[0].score
+    Skill.objects.create(space=space, name="brew", description="Brew coffee", enabled=True)
+    assert recall(space=space, query="green tea", k=3).results[0].score == alone
 
 
 def test_the_graph_channel_finds_facts_about_a_named_entity(space) -> None:

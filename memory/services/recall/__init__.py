@@ -152,7 +152,7 @@ def _keyword_rankings(
 def _fact_rankings(
     *, space: Space, query: str, pool: int, as_of: datetime | None, wanted: set[str]
 ) -> list[Ranking]:
-    """The channels over facts and summaries, for a helper thread."""
+    """The channels over facts, summaries and skills, for a helper thread."""
     rankings: list[Ranking] = []
     if wanted & ITEM_RESULT_TYPES:
         rankings.append(channels.bm25_items(space=space, query=query, limit=pool, as_of=as_of))
@@ -161,6 +161,8 @@ def _fact_rankings(
         rankings.append(
             channels.bm25_summaries(space_id=space.pk, query=query, limit=pool, as_of=as_of)
         )
+    if "skill" in wanted:
+        rankings.append(channels.skills(space_id=space.pk, query=query, limit=pool, as_of=as_of))
     return rankings
 
 
@@ -179,12 +181,13 @@ def _materialise(
     # doubles a score; importance, frequency and recency add the rest), so
     # the head is a generous count rather than a cut at the k-th score.
     head = fused[: max(k * 6, 60)]
-    ids: dict[str, list[int]] = {"item": [], "turn": [], "summary": []}
+    ids: dict[str, list[int]] = {"item": [], "turn": [], "summary": [], "skill": []}
     for f in head:
         ids[f.key[0]].append(f.key[1])
     items = rows.items(space.pk, ids["item"])
     turns = rows.turns(space.pk, ids["turn"], as_of=as_of)
     summaries = rows.summaries(space.pk, ids["summary"])
+    skills = rows.skills(space.pk, ids["skill"], as_of=as_of)
 
     now = as_of or timezone.now()
     windows = dates.windows(query, now=now)
@@ -198,6 +201,8 @@ def _materialise(
                 found = None
         elif kind == "turn":
             found = _turn_result(f, turns.get(pk), as_of=as_of, windows=windows)
+        elif kind == "skill":
+            found = _skill_result(f, skills.get(pk))
         else:
             found = _summary_result(f, summaries.get(pk), as_of=as_of, windows=windows)
         if found is not None:
@@ -280,6 +285,23 @@ def _summary_result(
         valid_from=first,
         valid_to=last,
         source=Source(row.session, []),
+    )
+
+
+def _skill_result(f: Fused, row: rows.SkillRow | None) -> tuple[float, Result] | None:
+    if row is None:
+        return None
+    text = f"{row.name}: {row.description}".rstrip(": ")
+    return f.score, Result(
+        id=str(row.id),
+        type="skill",
+        text=f"{text}\n{row.body}".strip(),
+        score=0.0,
+        channels=f.channels,
+        created_at=row.created_at,
+        valid_from=None,
+        valid_to=None,
+        source=Source(None, row.turn_refs),
     )
 
 

@@ -19,6 +19,7 @@ from memory.services.recall import rows as recall_rows
 from memory.services.recall.fusion import Key, Ranking
 
 ITEM_TYPES = frozenset({"item"})
+SKILL_TYPES = frozenset({"skill"})
 TURN_TYPES = frozenset({"turn"})
 SUMMARY_TYPES = frozenset({"summary"})
 
@@ -33,6 +34,7 @@ WEIGHTS = {
     "bm25_turns": 1.0,
     "bm25_summaries": 0.5,
     "graph": 0.4,
+    "skills": 0.5,
     "vector": 0.8,
 }
 
@@ -89,6 +91,33 @@ def bm25_summaries(*, space_id: int, query: str, limit: int, as_of: datetime | N
         [("summary", h.id) for h in hits],
         SUMMARY_TYPES,
         {("summary", h.id): h.score for h in hits},
+    )
+
+
+def skills(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> Ranking:
+    """BM25 over the space's enabled skills (name, description and body; the
+    name counts twice). A space holds a handful of skills, so they are ranked
+    in memory over statistics of their own. Drafts stay out until a person
+    enables them. A query that matches no skill leaves this channel out of
+    the score's scale."""
+    found = {
+        pk: termstats.tokens(f"{name} {name} {description} {body}")
+        for pk, (name, description, body) in recall_rows.skill_texts(space_id, as_of=as_of).items()
+    }
+    stats = termstats.Stats()
+    stats.add(found.items())
+    weights = termstats.query_weights(
+        {termstats.stem(t) for t in query_terms(query) if len(t) > 1}, stats
+    )
+    scores = {pk: termstats.bm25(weights, words, stats) for pk, words in found.items()}
+    order = sorted((pk for pk, v in scores.items() if v > 0), key=lambda pk: (-scores[pk], pk))
+    keys: list[Key] = [("skill", pk) for pk in order[:limit]]
+    return Ranking(
+        "skills",
+        WEIGHTS["skills"],
+        keys,
+        SKILL_TYPES if keys else frozenset(),
+        {key: scores[key[1]] for key in keys},
     )
 
 

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from django.db import connection
 
-from memory.models import MemoryItem, Session, SessionSummary, Turn
+from memory.models import MemoryItem, Session, SessionSummary, Skill, Turn
 from memory.search._filters import row_filters
 
 # Who said a turn: the first non-empty of these metadata keys.
@@ -67,6 +67,16 @@ class SummaryRow(NamedTuple):
     last_ts: datetime | None
     created_at: datetime
     session: str
+
+
+class SkillRow(NamedTuple):
+    id: int
+    name: str
+    description: str
+    body: str
+    created_at: datetime
+    updated_at: datetime
+    turn_refs: list[str]
 
 
 def _time(value: Any) -> Any:
@@ -192,4 +202,48 @@ def summaries(space_id: int, ids: Collection[int]) -> dict[int, SummaryRow]:
     return {
         pk: SummaryRow(pk, text, _time(first), _time(last), _time(created), session)
         for pk, text, first, last, created, session in _fetch(sql, [space_id, *ids])
+    }
+
+
+def _skill_filters(as_of: datetime | None) -> tuple[str, list[Any]]:
+    # Enabled skills only (drafts wait for a person); with as_of, those that existed then.
+    if as_of is None:
+        return "enabled = %s", [True]
+    return "enabled = %s AND created_at <= %s", [True, as_of]
+
+
+def skill_texts(space_id: int, *, as_of: datetime | None) -> dict[int, tuple[str, str, str]]:
+    """Name, description and body of every skill recall may show."""
+    where, params = _skill_filters(as_of)
+    sql = (
+        f"SELECT id, name, description, body FROM {Skill._meta.db_table} "
+        f"WHERE space_id = %s AND {where}"
+    )
+    return {
+        pk: (name, description or "", body or "")
+        for pk, name, description, body in _fetch(sql, [space_id, *params])
+    }
+
+
+def skills(space_id: int, ids: Collection[int], *, as_of: datetime | None) -> dict[int, SkillRow]:
+    if not ids:
+        return {}
+    where, params = _skill_filters(as_of)
+    sql = (
+        "SELECT id, name, description, body, created_at, updated_at, evidence_turn_refs "
+        f"FROM {Skill._meta.db_table} WHERE space_id = %s AND {where} AND id IN {_in(ids)}"
+    )
+    return {
+        pk: SkillRow(
+            pk,
+            name,
+            description or "",
+            body or "",
+            _time(created),
+            _time(updated),
+            [str(r) for r in (_json(refs) or [])],
+        )
+        for pk, name, description, body, created, updated, refs in _fetch(
+            sql, [space_id, *params, *ids]
+        )
     }
