@@ -13,6 +13,7 @@ callers inside a transaction must not hand database work to a helper;
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -29,13 +30,19 @@ _pools_lock = threading.Lock()
 
 class DbThreadPool:
     def __init__(self, name: str, size: int) -> None:
+        self.name = name
         self.size = size
-        self._executor = ThreadPoolExecutor(max_workers=max(1, size), thread_name_prefix=name)
+        self._start()
+        with _pools_lock:
+            _pools.append(self)
+
+    def _start(self) -> None:
+        self._executor = ThreadPoolExecutor(
+            max_workers=max(1, self.size), thread_name_prefix=self.name
+        )
         self._lock = threading.Lock()
         self._busy = 0  # tasks running or queued
         self._opened: list[BaseDatabaseWrapper] = []
-        with _pools_lock:
-            _pools.append(self)
 
     def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
         """Run fn(*args) on a helper, queueing when all of them are busy."""
@@ -78,6 +85,17 @@ class DbThreadPool:
                 conn.close()
             finally:
                 conn.dec_thread_sharing()
+
+
+def _after_fork_in_child() -> None:
+    # A forked child (a pre-fork server's worker) has none of its parent's
+    # threads: an executor that thinks it has them would queue work forever.
+    # Nor may it share the parent's connections.
+    for pool in _pools:
+        pool._start()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def close_all_connections() -> None:

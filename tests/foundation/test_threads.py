@@ -3,6 +3,7 @@ Django's rules for dropping it, and never take work from inside a transaction.""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -69,3 +70,17 @@ def test_try_submit_declines_inside_a_transaction_and_when_busy() -> None:
 
 def test_a_pool_of_size_zero_never_takes_work() -> None:
     assert DbThreadPool("test-off", 0).try_submit(lambda: 1) is None
+
+
+def test_a_forked_child_gets_working_helpers() -> None:
+    pool = DbThreadPool("test-fork", 1)
+    assert pool.submit(lambda: 1).result(timeout=10) == 1  # the parent's helper exists
+    pid = os.fork()
+    if pid == 0:  # the child: only plain work, then leave without cleanup
+        try:
+            ok = pool.submit(lambda: 42).result(timeout=10) == 42
+        except BaseException:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
