@@ -7,8 +7,9 @@ requests (CONN_MAX_AGE, CONN_HEALTH_CHECKS, a connection left broken by an
 error): every task starts with close_old_connections().
 
 A helper's connection cannot see the calling thread's uncommitted writes, so
-callers inside a transaction must not hand database work to a helper;
-`free_helper()` says no there.
+callers inside a transaction must not hand database work to a helper:
+`try_submit()` declines there (and when every helper is busy), and the caller
+does the work itself.
 """
 
 from __future__ import annotations

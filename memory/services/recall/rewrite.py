@@ -140,3 +140,7 @@ def collect(pending: Future[list[str] | None], *, started: float) -> list[str] |
     except FutureTimeout:
         log.warning("query rewrite later than %.1fs; searching the query as given", timeout)
         return None
+    except Exception:
+        # Whatever broke (the budget's row, say), recall still answers.
+        log.exception("query rewrite broke; searching the query as given")
+        return None
