@@ -75,7 +75,6 @@ class SkillRow(NamedTuple):
     description: str
     body: str
     created_at: datetime
-    updated_at: datetime
     turn_refs: list[str]
 
 
@@ -230,7 +229,7 @@ def skills(space_id: int, ids: Collection[int], *, as_of: datetime | None) -> di
         return {}
     where, params = _skill_filters(as_of)
     sql = (
-        "SELECT id, name, description, body, created_at, updated_at, evidence_turn_refs "
+        "SELECT id, name, description, body, created_at, evidence_turn_refs "
         f"FROM {Skill._meta.db_table} WHERE space_id = %s AND {where} AND id IN {_in(ids)}"
     )
     return {
@@ -240,10 +239,7 @@ def skills(space_id: int, ids: Collection[int], *, as_of: datetime | None) -> di
             description or "",
             body or "",
             _time(created),
-            _time(updated),
             [str(r) for r in (_json(refs) or [])],
         )
-        for pk, name, description, body, created, updated, refs in _fetch(
-            sql, [space_id, *params, *ids]
-        )
+        for pk, name, description, body, created, refs in _fetch(sql, [space_id, *params, *ids])
     }
