@@ -12,7 +12,7 @@ _json() even that out, so callers see the same rows on both.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -135,6 +135,24 @@ def turn_texts(
         pk: TurnText(session_id, text or "", str(speaker or ""))
         for pk, session_id, text, speaker in _fetch(sql, [*params, *ids])
     }
+
+
+def turn_texts_after(
+    space_id: int, after: int, *, page: int = 2000
+) -> Iterator[tuple[int, str, str]]:
+    """(id, text, speaker) of every turn of the space past id `after`, in id
+    order, a page at a time (for word statistics over a whole space)."""
+    sql = (
+        f"SELECT t.id, t.text, {_speaker_sql('t.metadata')} FROM {Turn._meta.db_table} t "
+        "WHERE t.space_id = %s AND t.id > %s ORDER BY t.id LIMIT %s"
+    )
+    while True:
+        batch = _fetch(sql, [space_id, after, page])
+        for pk, text, speaker in batch:
+            yield pk, text or "", str(speaker or "")
+        if len(batch) < page:
+            return
+        after = batch[-1][0]
 
 
 def turns(space_id: int, ids: Collection[int], *, as_of: datetime | None) -> dict[int, TurnRow]:

@@ -34,13 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
-from django.db.models import TextField, Value
-from django.db.models.fields.json import KT
-from django.db.models.functions import Coalesce, NullIf
 
 from engram_site.threads import DbThreadPool
-from memory.models import MemoryItem, Space, Turn
-from memory.services.recall.rows import SPEAKER_KEYS
+from memory.models import MemoryItem, Space
+from memory.services.recall import rows as recall_rows
 
 # BM25 parameters: turns are short and of similar length, so length
 # normalisation matters less than usual (measured on LoCoMo 1-5: k1 0.9, b 0.4
@@ -89,14 +86,6 @@ def stem(word: str) -> str:
     return w
 
 
-def speaker_expression() -> Coalesce:
-    """speaker_of() in SQL: the first non-empty of the metadata's keys."""
-    return Coalesce(
-        *(NullIf(KT(f"metadata__{key}"), Value("")) for key in SPEAKER_KEYS),
-        output_field=TextField(),
-    )
-
-
 def tokens(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.lower()) if len(w) > 1]
 
@@ -143,14 +132,10 @@ _rebuilds = DbThreadPool("engram-termstats", 1)
 
 
 def _new_turns(space_id: int, after: int) -> Iterable[tuple[int, list[str]]]:
-    rows = (
-        Turn.objects.filter(space_id=space_id, id__gt=after)
-        .annotate(speaker=speaker_expression())
-        .order_by("id")
-        .values_list("id", "text", "speaker")
-        .iterator(chunk_size=2000)
+    return (
+        (pk, turn_tokens(text, speaker))
+        for pk, text, speaker in recall_rows.turn_texts_after(space_id, after)
     )
-    return ((pk, turn_tokens(text or "", str(speaker or ""))) for pk, text, speaker in rows)
 
 
 def _new_items(space_id: int, after: int) -> Iterable[tuple[int, list[str]]]:
