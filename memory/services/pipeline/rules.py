@@ -175,6 +175,16 @@ def _name(m: re.Match[str]) -> list[Candidate]:
     return [c] if c else []
 
 
+def _nickname(m: re.Match[str]) -> list[Candidate]:
+    # Another name the user answers to; the name itself stays.
+    name = _clean_name(m.group("o"))
+    if not name or not name[0].isalpha():
+        return []
+    name = " ".join(_cap(w) for w in name.split())
+    c = _fact("nickname", f"User goes by {name}", name, importance=0.85)
+    return [c] if c else []
+
+
 def _role(m: re.Match[str]) -> list[Candidate]:
     raw = m.group("o")
     at = re.search(r"\s+(?:at|for|with)\s+(?P<org>.+)$", raw, re.I)
@@ -225,11 +235,25 @@ def _relationship(m: re.Match[str]) -> list[Candidate]:
 
 def _third_person(m: re.Match[str]) -> list[Candidate]:
     who = m.group("who")
+    if who.lower().startswith("my "):
+        who = "my " + who[3:].lower()
     verb = m.group("verb").lower()
-    predicate = {"lives": "lives_in", "works": "works_at", "studies": "studies_at"}[verb]
+    predicate, phrase = _THIRD_PERSON[verb]
     obj = _clean(m.group("o"))
-    c = _fact(predicate, f"{who} {verb} {m.group('prep')} {obj}", obj, subject=who, importance=0.6)
+    if predicate == "works_at":
+        obj = re.split(r"\s+as\s+", obj, maxsplit=1, flags=re.I)[0]
+    display = _cap(who)
+    c = _fact(predicate, f"{display} {phrase} {obj}", obj, subject=who, importance=0.6)
     return [c] if c else []
+
+
+_THIRD_PERSON = {
+    "lives": ("lives_in", "lives in"),
+    "moved": ("lives_in", "lives in"),
+    "relocated": ("lives_in", "lives in"),
+    "works": ("works_at", "works at"),
+    "studies": ("studies_at", "studies at"),
+}
 
 
 def _instruction(m: re.Match[str]) -> list[Candidate]:
@@ -291,12 +315,15 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     ),
     # identity
     (
+        re.compile(rf"\b(?:my name is|my name's|{_I_AM} called) {_NAME}", re.I),
+        _name,
+    ),
+    (
         re.compile(
-            rf"\b(?:my name is|my name's|call me|i go by|people call me|everyone calls me|"
-            rf"{_I_AM} called|my friends call me) {_NAME}",
+            rf"\b(?:call me|i go by|people call me|everyone calls me|my friends call me) {_NAME}",
             re.I,
         ),
-        _name,
+        _nickname,
     ),
     (
         re.compile(r"\b" + _I_AM + r" (?P<o>\d{1,3}) years? old\b", re.I),
@@ -398,8 +425,9 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     ),
     (
         re.compile(
-            r"\b(?-i:(?P<who>[A-Z][a-z]+)) (?P<verb>lives|works|studies) "
-            r"(?P<prep>in|at|for) " + _O,
+            r"\b(?P<who>(?-i:[A-Z][a-z]+)|my " + _REL.replace("?P<rel>", "?:") + r")"
+            r"(?: (?:now|just|recently|has|have))* (?P<verb>lives|moved|relocated|works|studies) "
+            r"(?P<prep>in|to|at|for) " + _O,
             re.I,
         ),
         _third_person,
