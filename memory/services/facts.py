@@ -22,7 +22,7 @@ from memory import embeddings
 from memory.models import FactRevision, MemoryItem, Session, Space, Turn, TurnFact
 from memory.screening import screen
 from memory.selectors import live_items
-from memory.services import audit, graph, identity
+from memory.services import audit, core, graph, identity
 from memory.services.pipeline import core_patch, resolve, retrieve, rules
 from memory.services.pipeline.candidates import Candidate, content_hash
 
@@ -103,6 +103,7 @@ def supersede(*, old: MemoryItem, new: MemoryItem, actor: str, at: datetime | No
     if not _close(old, valid_to=valid_to, superseded_by=new, known=now, reason="superseded"):
         return False
     graph.expire_relations(item=old)
+    core.follow_fact(space=old.space, item=old, successor=new)
     audit.record(
         space=old.space_id,
         action="expire",
@@ -139,6 +140,7 @@ def invalidate(
     if not _close(item, valid_to=end, superseded_by=None, known=now, reason="invalidated"):
         return False
     graph.expire_relations(item=item)
+    core.follow_fact(space=item.space, item=item)
     audit.record(
         space=item.space_id,
         action="delete",

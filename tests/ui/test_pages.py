@@ -128,7 +128,7 @@ def test_ask_shows_results_with_provenance(staff_client, memory):
     assert "Anna lives in Lisbon." in body
     assert "known " in body
     bad = staff_client.get("/ask/?q=Anna&as_of=not-a-date").content.decode()
-    assert "as of must be a date" in bad
+    assert "must each be a date" in bad
 
 
 def test_ask_as_of_sees_the_old_value(staff_client, memory, space):

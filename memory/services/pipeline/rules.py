@@ -45,7 +45,13 @@ _REL = (
 )
 
 
+# Where an object ends: a comma starts another thought ("I live in Hamburg,
+# in a small flat"; "Anna lives in Berlin, she is a teacher").
+_OBJECT_END = re.compile(r"\s*[,(\u2014\u2013]|\s+-\s")
+
+
 def _clean(value: str) -> str:
+    value = _OBJECT_END.split(value.strip(), maxsplit=1)[0]
     value = _STOP.sub("", value.strip())
     undated = _DATE.sub("", value).strip()
     if undated:
@@ -61,6 +67,11 @@ def _clean_name(value: str) -> str:
             break
         words.append(word.strip(","))
     return " ".join(words).strip(" .")
+
+
+def _employer(value: str) -> str:
+    # "Initech on the payments team", "Siemens in the Munich office", "Acme as a designer"
+    return re.split(r"\s+(?:as|on|in|at|from|since)\s+", value, maxsplit=1, flags=re.I)[0]
 
 
 def _cap(value: str) -> str:
@@ -205,7 +216,7 @@ def _simple(
     def build(m: re.Match[str]) -> list[Candidate]:
         obj = _clean(m.group("o"))
         if predicate == "works_at":
-            obj = re.split(r"\s+as\s+", obj, maxsplit=1, flags=re.I)[0]
+            obj = _employer(obj)
         c = _fact(predicate, template.format(o=obj), obj, kind=kind, importance=importance)
         return [c] if c else []
 
@@ -241,7 +252,7 @@ def _third_person(m: re.Match[str]) -> list[Candidate]:
     predicate, phrase = _THIRD_PERSON[verb]
     obj = _clean(m.group("o"))
     if predicate == "works_at":
-        obj = re.split(r"\s+as\s+", obj, maxsplit=1, flags=re.I)[0]
+        obj = _employer(obj)
     display = _cap(who)
     c = _fact(predicate, f"{display} {phrase} {obj}", obj, subject=who, importance=0.6)
     return [c] if c else []
