@@ -130,13 +130,11 @@ def graph_data(
     an edge is live when its fact was true at `as_of` by what Engram knew at
     `known_at`; edges Engram did not know yet are left out."""
     view = when or TimeView()
-    relations = Relation.objects.filter(space=space).exclude(
-        item__status=MemoryItem.Status.FORGOTTEN
-    )
+    known = Relation.objects.filter(space=space).exclude(item__status=MemoryItem.Status.FORGOTTEN)
     if view.known_at is not None:
-        relations = relations.filter(created_at__lte=view.known_at)
+        known = known.filter(created_at__lte=view.known_at)
     relations = list(
-        relations.select_related("src", "dst", "item").order_by("expired_at", "-created_at")[:limit]
+        known.select_related("src", "dst", "item").order_by("expired_at", "-created_at")[:limit]
     )
     revisions = _revisions([r.item_id for r in relations if r.item_id]) if view.known_at else {}
     now = timezone.now()
