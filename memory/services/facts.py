@@ -10,12 +10,13 @@ Nothing here deletes: `supersede` and `invalidate` close a fact's windows
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memory import embeddings
@@ -259,6 +260,10 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
         dup = live.filter(content_hash=content_hash(c.text)).first()
         if dup is not None:
             action, targets = "NOOP", [dup]
+    if action in ("NOOP", "DEFER") and _new_single_value(c, targets):
+        # A single-valued predicate with another value is a change, whoever
+        # decided (the rules and an LLM resolver must agree on this).
+        action = "UPDATE"
     if action == "NOOP" and targets and _known_from_earlier(c, targets[0], prov):
         # The live value was already true before Engram thought it began:
         # the chain logic below moves its start back.
@@ -336,7 +341,17 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
 
 def _chain(space: Space, c: Candidate) -> list[MemoryItem]:
     """Every known value (live or history) of the candidate's subject and
-    single-valued predicate."""
+    single-valued predicate. Two workers writing values of one chain at once
+    take turns: SQLite's write transactions already do; PostgreSQL's read
+    committed would let both read the chain before either wrote, so the
+    chain is locked for the rest of the transaction first."""
+    if connection.vendor == "postgresql":
+        key = f"{space.pk}:{c.subject.casefold()}:{c.predicate}"
+        lock = int.from_bytes(
+            hashlib.blake2b(key.encode(), digest_size=8).digest(), "big", signed=True
+        )
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
     return list(
         MemoryItem.objects.filter(
             space=space,
@@ -345,6 +360,17 @@ def _chain(space: Space, c: Candidate) -> list[MemoryItem]:
             status=MemoryItem.Status.ACTIVE,
             screen_status=MemoryItem.Screen.OK,
         )
+    )
+
+
+def _new_single_value(c: Candidate, targets: list[MemoryItem]) -> bool:
+    if not (c.functional and c.subject and c.object and not c.retract):
+        return False
+    return any(
+        t.predicate == c.predicate
+        and graph.normalize(t.subject) == graph.normalize(c.subject)
+        and graph.normalize(t.object) != graph.normalize(c.object)
+        for t in targets
     )
 
 
