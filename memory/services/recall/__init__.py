@@ -174,10 +174,12 @@ def _fact_rankings(
     return rankings
 
 
-# A turn that stated a fact since superseded or retracted is history: it
-# counts this much, and never above the fact that replaced it. A former fact
-# (in a history view) counts the same against the current one.
-STALE_FACTOR = 0.5
+# A former fact (in a history view) counts this much against current ones.
+# A turn that stated a fact since superseded keeps its score, because what
+# was said is still the answer to questions about that time (a flat 0.5 on
+# such turns cost LoCoMo 1-5 0.012 R@5 and 0.011 R@10), but it never ranks
+# above the fact that replaced it (_below_successors).
+FORMER_FACT_FACTOR = 0.5
 
 
 def _materialise(
@@ -275,7 +277,7 @@ def _item_result(f: Fused, row: rows.ItemRow | None, ctx: _Context) -> tuple[flo
     current = temporal.item_current(window, when=ctx.when, now=ctx.now)
     score = f.score * _item_boost(row, now=ctx.when.instant(ctx.now))
     if not current:
-        score *= STALE_FACTOR
+        score *= FORMER_FACT_FACTOR
     if any(w.contains(window.valid_from or row.created_at) for w in ctx.windows):
         score *= 1 + DATE_BOOST
     return score, Result(
@@ -316,8 +318,6 @@ def _turn_result(
         return None
     score = f.score
     replaced = _replaced_by(statements, ctx)
-    if replaced is not None:
-        score *= STALE_FACTOR
     if any(w.contains(row.ts) for w in ctx.windows):
         score *= 1 + DATE_BOOST
     return score, Result(
