@@ -305,6 +305,7 @@ def recall_sessions(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, 
         query=payload.query,
         k=payload.k,
         as_of=payload.as_of,
+        known_at=payload.known_at,
         types=["summary"],
     )
 
