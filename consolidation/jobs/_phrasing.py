@@ -123,7 +123,9 @@ def describe(*, display: str, lead: re.Pattern[str], items: Sequence[MemoryItem]
     prefs = [p.text for p in pieces if p.form == "clause" and p.preference]
     sentences = [f"{name} {_join_clauses(group)}." for group in (facts, prefs) if group]
     sentences += [
-        f"{name}'s {p.text}." if p.form == "own" else f"{p.text}." for p in pieces if p.form != "clause"
+        f"{name}'s {p.text}." if p.form == "own" else f"{p.text}."
+        for p in pieces
+        if p.form != "clause"
     ]
     out = ""
     for sentence in sentences:

@@ -21,7 +21,6 @@ beliefs honest with their evidence.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -307,9 +306,7 @@ def _review(ctx: StepContext, result: StepResult, resolver: Resolver, groups: Gr
                 belief.status = Belief.Status.ACTIVE
                 if verdict == "refine":
                     belief.text = text or (
-                        _deterministic_text(subject, pool)
-                        if subject is not None
-                        else belief.text
+                        _deterministic_text(subject, pool) if subject is not None else belief.text
                     )
             _history(belief, verdict, proof_count=belief.proof_count)
             belief.save()
