@@ -44,12 +44,62 @@ def _clean(text: str) -> str:
     return " ".join(text.split()).strip().rstrip(".!?;,: ").strip()
 
 
-def _piece(item: MemoryItem, lead: re.Pattern[str]) -> _Piece | None:
+_MODALS = frozenset("can could will would should must might may shall".split())
+_ADVERBS = frozenset("also really usually often always never still just mostly rarely".split())
+_FIRST = re.compile(r"^(?:i\s+am|i['’]m|i\s+have|i['’]ve|i)\s+(.*)$", re.I)
+_IRREGULAR = {"am": "is", "have": "has", "do": "does", "go": "goes", "were": "was"}
+
+
+def _third_person(verb: str) -> str:
+    low = verb.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if low in ("don't", "don’t"):
+        return "doesn't"
+    if low in _MODALS or low.endswith(("ed", "n't", "n’t")) or not low.isalpha():
+        return verb
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if low.endswith("y") and len(low) > 1 and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _from_first_person(text: str) -> str | None:
+    """ "I dislike crowds" -> "dislikes crowds", "I'm vegetarian" -> "is
+    vegetarian"; None when the text does not open with "I"."""
+    m = _FIRST.match(text)
+    if m is None:
+        return None
+    opening = text[: m.start(1)].lower().split()
+    rest = m.group(1).split()
+    if not rest:
+        return None
+    if opening[-1] in ("am", "i'm", "i’m"):
+        return "is " + " ".join(rest)
+    if opening[-1] in ("have", "i've", "i’ve"):
+        return "has " + " ".join(rest)
+    i = 0
+    while i < len(rest) - 1 and rest[i].lower() in _ADVERBS:
+        i += 1
+    if rest[i].lower() in ("do", "did") and i + 1 < len(rest) and rest[i + 1].lower() == "not":
+        rest[i] = "does" if rest[i].lower() == "do" else "did"
+    else:
+        rest[i] = _third_person(rest[i])
+    return " ".join(rest)
+
+
+def _piece(item: MemoryItem, lead: re.Pattern[str], *, user: bool = False) -> _Piece | None:
     text = _clean(item.text)
     if not text:
         return None
     if item.predicate == "mentions" and item.object:
         return _Piece("clause", f"often mentions {_clean(item.object)}", False)
+    said = _from_first_person(text) if user else None
+    if said is not None and said[:1].islower():
+        verb = said.split()[0]
+        preference = item.kind == MemoryItem.Kind.PREFERENCE or verb in PREFERENCE_VERBS
+        return _Piece("clause", said, preference)
     m = lead.match(text)
     if m is None:
         return _Piece("sentence", text[0].upper() + text[1:], False)
@@ -95,7 +145,9 @@ def _rank(item: MemoryItem) -> tuple[float, int, int]:
     return (item.importance, item.frequency, item.pk)
 
 
-def describe(*, display: str, lead: re.Pattern[str], items: Sequence[MemoryItem]) -> str:
+def describe(
+    *, display: str, lead: re.Pattern[str], items: Sequence[MemoryItem], user: bool = False
+) -> str:
     """A few sentences about one subject from its strongest facts, told in
     the order they were learned, at most MAX_CHARS long; "" when none of
     them can be phrased."""
@@ -104,7 +156,7 @@ def describe(*, display: str, lead: re.Pattern[str], items: Sequence[MemoryItem]
     seen: set[str] = set()
     clauses = separate = 0
     for item in sorted(items, key=_rank, reverse=True):
-        piece = _piece(item, lead)
+        piece = _piece(item, lead, user=user)
         if piece is None or piece.text.lower() in seen or len(piece.text) > MAX_CLAUSE_CHARS:
             continue
         if piece.form == "clause":

@@ -94,7 +94,9 @@ def _insight_item(belief: Belief) -> MemoryItem | None:
 
 
 def _deterministic_text(subject: Subject, facts: list[MemoryItem]) -> str:
-    text = _phrasing.describe(display=subject.display, lead=subject.lead(), items=facts)
+    text = _phrasing.describe(
+        display=subject.display, lead=subject.lead(), items=facts, user=subject.is_user
+    )
     if text:
         return text
     # Nothing could be phrased: the strongest fact's own words stand for the rest.
