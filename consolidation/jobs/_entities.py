@@ -102,9 +102,9 @@ class Resolver:
                     self.subjects[key] = subject
                 subject.names.add(spelling.strip())
                 self._by_spelling[spelling] = key
-        key = self._by_spelling[spelling]
-        if key is None:
+        known = self._by_spelling[spelling]
+        if known is None:
             return None
-        subject = self.subjects[key]
+        subject = self.subjects[known]
         subject._spellings[spelling.strip()] += 1
         return subject
