@@ -129,7 +129,9 @@ def _join_clauses(clauses: Sequence[str]) -> str:
             adverb, (verb, _, rest) = verb, rest.partition(" ")
             verb = f"{adverb} {verb}" if verb in LIST_VERBS else clause
             rest = rest if verb != clause else ""
-        if verb.split()[-1] in LIST_VERBS and rest:
+        # Only short objects share a verb: "likes hiking and jazz", never a
+        # list of clauses.
+        if verb.split()[-1] in LIST_VERBS and rest and len(rest.split()) <= 4 and "," not in rest:
             for gverb, objects in groups:
                 if gverb == verb:
                     objects.append(rest)

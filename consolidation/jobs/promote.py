@@ -43,6 +43,8 @@ from memory.services.identity import USER
 _NAME = re.compile(r"\b([A-Z][a-zA-Z'’\-]+(?:\s+[A-Z][a-zA-Z'’\-]+){0,2})\b")
 _CAPITAL = re.compile(r"\b([A-Z][a-zA-Z'’\-]+)")
 _COMMANDS = re.compile(r"```.*?(?:```|$)|`[^`\n]*`|^\s*\$\s.*$", re.S | re.M)
+_PUNCTUATION = re.compile(r"[,;:()\[\]\"“”‘’!?&/]+|\s[-–—]+\s")
+INTERJECTIONS = frozenset("wow haha hahaha lol omg yay aww awww hmm ugh yep nope woah whoa".split())
 # Capitalised by convention, not because they name someone.
 CALENDAR = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april "
@@ -81,7 +83,9 @@ class Mention:
 
 
 def _content(word: str) -> bool:
-    return word not in STOPWORDS and len(word) > 2 and not word.isdigit()
+    return (
+        word not in STOPWORDS and word not in INTERJECTIONS and len(word) > 2 and not word.isdigit()
+    )
 
 
 def conversation(text: str) -> str:
@@ -111,14 +115,20 @@ def _phrases(sentence: str, names: set[str]) -> dict[str, str]:
                 parts = parts[1:]
         name = _strip_possessive(" ".join(parts))
         low = name.lower()
-        if len(name) < 3 or low in STOPWORDS or any(w in CALENDAR for w in low.split()):
+        if (
+            len(name) < 3
+            or low in STOPWORDS
+            or any(w in CALENDAR or w in INTERJECTIONS for w in low.split())
+        ):
             continue
         found[low] = name
-    # Two adjacent content words ("pottery class"), never joined across a stopword.
-    tokens = words(sentence)
-    for a, b in zip(tokens, tokens[1:], strict=False):
-        if _content(a) and _content(b):
-            found.setdefault(f"{a} {b}", f"{a} {b}")
+    # Two adjacent content words ("pottery class"), never joined across a
+    # stopword or punctuation ("Wow, Melanie" is not a phrase).
+    for span in _PUNCTUATION.split(sentence):
+        tokens = words(span)
+        for a, b in zip(tokens, tokens[1:], strict=False):
+            if _content(a) and _content(b):
+                found.setdefault(f"{a} {b}", f"{a} {b}")
     return found
 
 
@@ -134,7 +144,7 @@ def _known_names(ctx: StepContext, texts: list[str]) -> set[str]:
                 if _opens(sentence, m.start()):
                     continue
                 word = _strip_possessive(m.group(1)).lower()
-                if word not in STOPWORDS and word not in CALENDAR:
+                if word not in STOPWORDS and word not in CALENDAR and word not in INTERJECTIONS:
                     names.add(word)
     names |= {
         n
@@ -217,7 +227,8 @@ def run(ctx: StepContext) -> StepResult:
         result.add("candidates")
         source_turn, sentence = _best_sentence(m)
         n = len(m.sessions)
-        text = f"The user mentioned {m.display} in {n} sessions: \u201c{sentence.strip()}\u201d"
+        topic = m.display if m.name else f"\u201c{m.display}\u201d"
+        text = f"The user mentioned {topic} in {n} sessions: \u201c{sentence.strip()}\u201d"
         subject, predicate, obj = USER, "mentions", m.display
         kind: str = MemoryItem.Kind.FACT
         importance = 0.5
