@@ -230,3 +230,11 @@ def test_a_core_entry_is_classified_by_its_wording(space, entry, kind):  # type:
 def test_an_entry_made_from_a_fact_keeps_the_fact_kind(space):  # type: ignore[no-untyped-def]
     MemoryItem.objects.create(space=space, text="Answers go in Spanish", kind="instruction")
     assert core.entry_kind(space=space, entry="- Answers go in Spanish") == "instruction"
+
+
+def test_a_second_run_with_nothing_new_reports_nothing(space, api):  # type: ignore[no-untyped-def]
+    build(space, api)
+    run(space)
+    again = run(space)
+    assert again.report == "nothing to improve", again.steps
+    assert services.figures(again) == dict.fromkeys(services.figures(again), 0)
