@@ -245,13 +245,42 @@ def propose(ctx: StepContext, result: StepResult) -> None:
         result.add("drafts")
 
 
+# A skill used this many times since the last run reinforces at most this
+# many times the configured boost: habits count, a loop calling it does not.
+MAX_USES_COUNTED = 5
+
+
+def _usage_at_last_run(ctx: StepContext) -> dict[str, int]:
+    """Each skill's usage_count as the previous finished run read it."""
+    from consolidation.models import ConsolidationRun
+
+    steps = (
+        ConsolidationRun.objects.filter(space=ctx.space, status=ConsolidationRun.Status.DONE)
+        .exclude(pk=ctx.run_id)
+        .order_by("-started_at")
+        .values_list("steps", flat=True)
+        .first()
+    ) or {}
+    usage = ((steps.get("skills") or {}).get("detail") or {}).get("usage") or {}
+    return {str(k): int(v) for k, v in usage.items()}
+
+
 def reinforce(ctx: StepContext, result: StepResult) -> None:
+    """Facts a used skill relies on (the best matches for its name and
+    description) gain importance in proportion to the skill's uses since
+    the previous run, and are seen now."""
     used = Skill.objects.filter(space=ctx.space, enabled=True, usage_count__gt=0)
+    before = _usage_at_last_run(ctx)
+    result.detail["usage"] = {str(pk): n for pk, n in used.values_list("pk", "usage_count")}
     if ctx.since is not None:
         used = used.filter(last_used_at__gte=ctx.since)
     boost = cfg("CONSOLIDATE_SKILL_REINFORCE")
     now = timezone.now()
     for skill in used:
+        uses = skill.usage_count - before.get(str(skill.pk), 0)
+        if uses <= 0:
+            continue
+        result.add("skills_used")
         query = f"{skill.name} {skill.description}"
         ids = [h.id for h in search("item", space_id=ctx.space.pk, query=query, limit=5)]
         ids = list(
@@ -259,12 +288,12 @@ def reinforce(ctx: StepContext, result: StepResult) -> None:
             .exclude(kind=MemoryItem.Kind.INSIGHT)
             .values_list("pk", flat=True)
         )
-        result.add("skills_used")
         if not ids:
             continue
         with transaction.atomic():
             MemoryItem.objects.filter(pk__in=ids).update(
-                importance=Least(F("importance") + boost, 1.0), last_seen=now
+                importance=Least(F("importance") + boost * min(uses, MAX_USES_COUNTED), 1.0),
+                last_seen=now,
             )
             audit.record(
                 space=ctx.space,
@@ -273,7 +302,7 @@ def reinforce(ctx: StepContext, result: StepResult) -> None:
                 target_id=skill.pk,
                 actor=ACTOR,
                 items=ids,
-                usage_count=skill.usage_count,
+                uses=uses,
             )
         result.add("reinforced", len(ids))
 

@@ -97,7 +97,7 @@ def test_a_routine_typed_three_ways_becomes_one_disabled_draft(space, api):  # t
     assert "3 sessions" in draft.description
 
 
-def test_skill_use_is_counted_and_reinforces_what_it_relies_on(space, api):  # type: ignore[no-untyped-def]
+def test_skill_use_is_counted_and_reinforces_what_it_relies_on(space, api, settings):  # type: ignore[no-untyped-def]
     life = build(space, api)
     run(space)
     draft = Skill.objects.get(space=space, source="consolidation")
@@ -134,8 +134,15 @@ def test_skill_use_is_counted_and_reinforces_what_it_relies_on(space, api):  # t
     reinforced = AuditEvent.objects.get(space=space, action="reinforce", target_id=str(draft.pk))
     assert blog.pk in reinforced.detail["items"]
     after = MemoryItem.objects.get(pk=blog.pk)
-    assert after.importance > blog.importance
+    # Two uses since the last run: twice the configured boost.
+    boost = settings.ENGRAM["CONSOLIDATE_SKILL_REINFORCE"]
+    assert after.importance == pytest.approx(min(1.0, blog.importance + 2 * boost))
+    assert reinforced.detail["uses"] == 2
     assert f"reinforced {counts['reinforced']} fact" in second.report
+    # No use since: the next run reinforces nothing, though the skill was used before.
+    third = run(space)
+    assert third.steps["skills"]["counts"]["skills_used"] == 0
+    assert third.steps["skills"]["counts"]["reinforced"] == 0
 
 
 def test_a_refinement_is_reported_and_the_report_matches_the_database(space, api):  # type: ignore[no-untyped-def]
