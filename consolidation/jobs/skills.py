@@ -254,13 +254,10 @@ def _usage_at_last_run(ctx: StepContext) -> dict[str, int]:
     """Each skill's usage_count as the previous finished run read it."""
     from consolidation.models import ConsolidationRun
 
-    steps = (
-        ConsolidationRun.objects.filter(space=ctx.space, status=ConsolidationRun.Status.DONE)
-        .exclude(pk=ctx.run_id)
-        .order_by("-started_at")
-        .values_list("steps", flat=True)
-        .first()
-    ) or {}
+    runs = ConsolidationRun.objects.filter(space=ctx.space, status=ConsolidationRun.Status.DONE)
+    if ctx.run_id is not None:
+        runs = runs.exclude(pk=ctx.run_id)
+    steps = (runs.order_by("-started_at").values_list("steps", flat=True).first()) or {}
     usage = ((steps.get("skills") or {}).get("detail") or {}).get("usage") or {}
     return {str(k): int(v) for k, v in usage.items()}
 
