@@ -41,7 +41,7 @@ from memory.selectors import live_items
 _NAME = re.compile(r"\b([A-Z][a-zA-Z'’\-]+(?:\s+[A-Z][a-zA-Z'’\-]+){0,2})\b")
 _CAPITAL = re.compile(r"\b([A-Z][a-zA-Z'’\-]+)")
 _COMMANDS = re.compile(r"```.*?(?:```|$)|`[^`\n]*`|^\s*\$\s.*$", re.S | re.M)
-_PUNCTUATION = re.compile(r"[,;:()\[\]\"“”‘’!?&/]+|\s[-–—]+\s")
+_PUNCTUATION = re.compile(r"[,;:()\[\]\"“”!?&/]+|\s[-–—]+\s")
 INTERJECTIONS = frozenset("wow haha hahaha lol omg yay aww awww hmm ugh yep nope woah whoa".split())
 # Capitalised by convention, not because they name someone.
 CALENDAR = frozenset(

@@ -151,8 +151,8 @@ def _project(ctx: StepContext, belief: Belief, subject: Subject | None) -> Memor
         metadata={"belief_id": belief.pk, "evidence": evidence_ids},
     )
     item = fact.item
-    if item is None or fact.action != "ADD":
-        return None
+    if item is None or fact.action != "ADD" or item.screen_status != MemoryItem.Screen.OK:
+        return None  # a duplicate of another insight, or quarantined: nothing recall sees
     if old is not None and old.pk != item.pk:
         supersede(old=old, new=item, actor=ACTOR)
     return item
