@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
@@ -102,6 +102,9 @@ api = NinjaAPI(
     auth=ApiKeyAuth(),
     urls_namespace="api-v1",
     parser=StrictJsonParser(),
+    # validatorUrl None: Swagger UI would otherwise send the schema's URL to
+    # validator.swagger.io for a badge, a request to the internet.
+    docs=Swagger(settings={"validatorUrl": None}),
 )
 
 

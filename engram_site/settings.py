@@ -51,6 +51,10 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    # Only for its templates and static files: with ninja installed as an
+    # app, /api/v1/docs loads Swagger UI from our own static files instead of
+    # a CDN, so the docs work with no internet.
+    "ninja",
     "memory.apps.MemoryConfig",
     "environment.apps.EnvironmentConfig",
     "consolidation.apps.ConsolidationConfig",
