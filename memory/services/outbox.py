@@ -89,7 +89,9 @@ def claim(job_id: int) -> IngestJob | None:
     )
     if updated != 1:
         return None
-    return IngestJob.objects.select_related("turn", "space").get(pk=job_id)
+    # Not the turn: the pipeline loads it with its session, and a turn can be
+    # a long text to fetch twice.
+    return IngestJob.objects.select_related("space").get(pk=job_id)
 
 
 def finish(job: IngestJob, *, result: dict) -> bool:
