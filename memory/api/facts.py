@@ -52,6 +52,7 @@ class FactOut(Schema):
     disposition: str  # the resolver's own word: also DEFER (kept pending review)
     status: str  # active | pending_review
     quarantined: bool
+    changed: bool  # false for NOOP: the fact was already known as it is
 
 
 def _parse_when(value: str) -> datetime:
@@ -94,6 +95,7 @@ def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
         "disposition": result.action,
         "status": item.status,
         "quarantined": item.screen_status != "ok",
+        "changed": result.action != "NOOP",
     }
 
 
