@@ -19,6 +19,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+import kombu.pools
 from django.test import Client
 
 from engram_site.celery import app
@@ -491,8 +492,13 @@ def _describe(step: Any) -> str:
 
 def run_scenario(stack: Stack, scenario: Scenario, extractor: str, *, checks: bool = True) -> Run:
     run = Run(scenario=scenario, extractor=extractor, stack=stack)
-    with workers.broker(app, stack.lanes[extractor].redis.url):
-        run.play(checks=checks)
+    try:
+        with workers.broker(app, stack.lanes[extractor].redis.url):
+            run.play(checks=checks)
+    finally:
+        # kombu keeps a producer pool per broker URL; the one broker() closed
+        # would be handed out again the next time this lane's URL is used.
+        kombu.pools.reset()
     stack.runs[(scenario.name, extractor)] = run
     return run
 
