@@ -213,6 +213,10 @@ class MemoryItem(models.Model):
     # valid time: when it was true in the world
     valid_from = models.DateTimeField(null=True, blank=True)
     valid_to = models.DateTimeField(null=True, blank=True)
+    # When it was said: the turn's `ts`, or the request time of an explicit
+    # write. Orders the values of a single-valued predicate, so a turn
+    # processed late (a backfill) lands where it was said, not where it arrived.
+    stated_at = models.DateTimeField(null=True, blank=True)
     # transaction time: when Engram knew it
     created_at = models.DateTimeField(default=timezone.now)
     expired_at = models.DateTimeField(null=True, blank=True)
@@ -252,6 +256,49 @@ class MemoryItem(models.Model):
             and self.status == self.Status.ACTIVE
             and self.screen_status == self.Screen.OK
         )
+
+
+class FactRevision(models.Model):
+    """Append-only history of a fact's window: each change to a fact's
+    validity (a supersession, a retraction, a later correction) first records
+    the window as it was, with the moment the change was recorded. The fact
+    row holds what is known now; the revisions let a `known_at` read rebuild
+    exactly what Engram held at any past moment. Never updated."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="fact_revisions")
+    item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="revisions")
+    recorded_at = models.DateTimeField()
+    # The window before the change.
+    prior_valid_from = models.DateTimeField(null=True, blank=True)
+    prior_valid_to = models.DateTimeField(null=True, blank=True)
+    prior_expired_at = models.DateTimeField(null=True, blank=True)
+    prior_superseded_by = models.IntegerField(null=True, blank=True)
+    reason = models.CharField(max_length=40, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["item", "recorded_at"], name="revision_item_idx")]
+        ordering = ["item", "recorded_at", "id"]
+
+    def __str__(self) -> str:
+        return f"item {self.item_id} revised at {self.recorded_at:%Y-%m-%d %H:%M} ({self.reason})"
+
+
+class TurnFact(models.Model):
+    """A turn stated this fact (it was added, confirmed or replaced from it),
+    so a turn whose fact was later superseded can be shown as history."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="turn_facts")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="stated_facts")
+    item = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="stated_in")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["turn", "item"], name="turn_fact_unique"),
+        ]
+        indexes = [models.Index(fields=["item"], name="turn_fact_item_idx")]
+
+    def __str__(self) -> str:
+        return f"turn {self.turn_id} -> item {self.item_id}"
 
 
 class Entity(models.Model):

@@ -73,3 +73,14 @@ class ResultOut(Schema):
     valid_from: datetime | None
     valid_to: datetime | None
     source: SourceOut
+    current: bool | None = Field(
+        default=None,
+        description="Facts and insights: true at the asked instant by what was known then. "
+        "Null for turns and summaries: they are episodes, not claims about now.",
+    )
+    superseded_by: str | None = Field(
+        default=None,
+        description="The fact that replaced this one; for a turn, the fact that replaced "
+        'one it stated ("retracted" when it was taken back).',
+    )
+    space: str = Field(default="", description="The space the result came from.")

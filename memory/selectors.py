@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
+
 from django.conf import settings
 from django.db.models import Q
+from django.utils import timezone
 
-from memory.models import Entity, IngestJob, MemoryItem, Relation, Session, Space, Turn
+from memory.models import (
+    Entity,
+    FactRevision,
+    IngestJob,
+    MemoryItem,
+    Relation,
+    Session,
+    Space,
+    Turn,
+)
+from memory.timeview import TimeView, Window, is_current, state_at, visible
 
 
 def live_items(space: Space):  # type: ignore[no-untyped-def]
@@ -105,30 +119,114 @@ def fact_chain(*, space: Space, item_id: int) -> list[MemoryItem]:
     return chain
 
 
-def graph_data(*, space: Space, limit: int = 300) -> dict[str, list[dict[str, object]]]:
+def graph_data(
+    *, space: Space, limit: int = 300, when: TimeView | None = None
+) -> dict[str, list[dict[str, object]]]:
     """Entities as nodes and relations as edges, for the knowledge-graph view.
     An edge is drawn live only while the fact it came from is live too
     (archived, quarantined or pending facts draw it as history), and the edges
     of a soft-forgotten fact are not drawn at all: forgetting is the user's
-    word that it should not be shown."""
+    word that it should not be shown. In a time view (the time-travel slider)
+    an edge is live when its fact was true at `as_of` by what Engram knew at
+    `known_at`; edges Engram did not know yet are left out."""
+    view = when or TimeView()
+    known = Relation.objects.filter(space=space).exclude(item__status=MemoryItem.Status.FORGOTTEN)
+    if view.known_at is not None:
+        known = known.filter(created_at__lte=view.known_at)
     relations = list(
-        Relation.objects.filter(space=space)
-        .exclude(item__status=MemoryItem.Status.FORGOTTEN)
-        .select_related("src", "dst", "item")
-        .order_by("expired_at", "-created_at")[:limit]
+        known.select_related("src", "dst", "item").order_by("expired_at", "-created_at")[:limit]
     )
+    revisions = _revisions([r.item_id for r in relations if r.item_id]) if view.known_at else {}
+    now = timezone.now()
+
+    def live(r: Relation) -> bool:
+        if view.is_now:
+            return r.expired_at is None and (r.item is None or r.item.is_live)
+        if r.item is not None:
+            if r.item.status != MemoryItem.Status.ACTIVE or r.item.screen_status != "ok":
+                return False
+            window = state_at(_window(r.item), revisions.get(r.item_id or 0, []), view.known_at)
+        else:
+            window = Window(r.valid_from or r.created_at, r.valid_to, r.expired_at, None)
+        return is_current(window, view.instant(now))
+
     ids = {r.src_id for r in relations} | {r.dst_id for r in relations}
     extra = Entity.objects.filter(space=space).exclude(pk__in=ids).order_by("-last_mentioned_at")
+    if view.known_at is not None:
+        extra = extra.filter(created_at__lte=view.known_at)
     entities = list(Entity.objects.filter(pk__in=ids)) + list(extra[: max(0, 60 - len(ids))])
     return {
         "nodes": [{"id": e.pk, "name": e.name, "type": e.type} for e in entities],
         "edges": [
-            {
-                "src": r.src_id,
-                "dst": r.dst_id,
-                "rel": r.rel,
-                "live": r.expired_at is None and (r.item is None or r.item.is_live),
-            }
-            for r in relations
+            {"src": r.src_id, "dst": r.dst_id, "rel": r.rel, "live": live(r)} for r in relations
         ],
     }
+
+
+def _window(item: MemoryItem) -> Window:
+    return Window(
+        item.valid_from or item.created_at, item.valid_to, item.expired_at, item.superseded_by_id
+    )
+
+
+def _revisions(item_ids: list[int]) -> dict[int, list[tuple[datetime, Window]]]:
+    """Each item's recorded window changes, oldest first (see FactRevision)."""
+    out: dict[int, list[tuple[datetime, Window]]] = {}
+    for rev in FactRevision.objects.filter(item_id__in=item_ids).order_by("recorded_at", "id"):
+        out.setdefault(rev.item_id, []).append(
+            (
+                rev.recorded_at,
+                Window(
+                    rev.prior_valid_from,
+                    rev.prior_valid_to,
+                    rev.prior_expired_at,
+                    rev.prior_superseded_by,
+                ),
+            )
+        )
+    return out
+
+
+def facts_in_view(
+    *,
+    space: Space,
+    subject: str = "",
+    predicate: str = "",
+    when: TimeView | None = None,
+    limit: int = 100,
+) -> list[FactView]:
+    """Facts of a subject (any of its names) and predicate as a time view sees
+    them: live ones now; with as_of/known_at what was true or known then, each
+    window as Engram held it at known_at; with history, every known value.
+    Newest first by valid_from."""
+    from memory.services.identity import canonical_subject
+
+    view = when or TimeView()
+    items = MemoryItem.objects.filter(space=space).filter(view.item_q())
+    if subject:
+        items = items.filter(subject__iexact=canonical_subject(space, subject))
+    if predicate:
+        items = items.filter(predicate=predicate)
+    rows = list(items.order_by("-valid_from", "-id")[: max(limit * 2, limit)])
+    revisions = _revisions([i.pk for i in rows]) if view.known_at is not None else {}
+    now = timezone.now()
+    out: list[FactView] = []
+    for item in rows:
+        window = state_at(_window(item), revisions.get(item.pk, []), view.known_at)
+        if not visible(window, view, now=now):
+            continue
+        current = is_current(window, view.instant(now)) and (
+            view.valid_at is not None or window.expired_at is None
+        )
+        out.append(FactView(item, window, current))
+    out.sort(key=lambda f: (f.window.valid_from or f.item.created_at, f.item.pk), reverse=True)
+    return out[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class FactView:
+    """A fact with its window as one time view sees it."""
+
+    item: MemoryItem
+    window: Window
+    current: bool

@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
@@ -18,6 +19,7 @@ from engram_site.types import HtmxHttpRequest
 from memory import selectors
 from memory.errors import EngramError
 from memory.models import AuditEvent, IngestJob, MemoryItem, Space
+from memory.timeview import TimeView
 
 
 def _space(request: HtmxHttpRequest) -> Space:
@@ -130,11 +132,15 @@ def fact_edit(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
         return redirect("memory:facts")
     # The new text goes through the same screening and resolution as any
     # fact (its structure is read from the text, not copied from the old one).
+    # A correction of the same fact: it keeps the subject (as stored) and the
+    # time the fact became true; only the wording and what it says change.
     result = save_fact(
         space=space,
         text=text,
+        subject=old.subject,
         kind=old.kind,
         importance=old.importance,
+        valid_from=old.valid_from,
         source="manual",
         actor=_actor(request),
     )
@@ -277,17 +283,16 @@ def ask(request: HtmxHttpRequest) -> HttpResponse:
     space = _space(request)
     query = request.GET.get("q", "").strip()[:1000]
     as_of_raw = request.GET.get("as_of", "").strip()
-    as_of: datetime | None = None
+    known_raw = request.GET.get("known_at", "").strip()
+    as_of, known_at = _instant(request, "as_of"), _instant(request, "known_at")
     error = ""
-    if as_of_raw:
-        as_of = parse_datetime(as_of_raw) or parse_datetime(f"{as_of_raw}T00:00:00")
-        if as_of is None:
-            error = "as of must be a date (YYYY-MM-DD) or a date and time"
-        elif as_of.tzinfo is None:
-            from django.utils import timezone
-
-            as_of = timezone.make_aware(as_of)
-    response = recall(space=space, query=query, k=20, as_of=as_of) if query and not error else None
+    if (as_of_raw and as_of is None) or (known_raw and known_at is None):
+        error = "as of and known at must each be a date (YYYY-MM-DD) or a date and time"
+    response = (
+        recall(space=space, query=query, k=20, as_of=as_of, known_at=known_at)
+        if query and not error
+        else None
+    )
     template = "memory/_recall_results.html" if request.htmx else "memory/ask.html"
     return _page(
         request,
@@ -296,6 +301,7 @@ def ask(request: HtmxHttpRequest) -> HttpResponse:
         space=space,
         q=query,
         as_of=as_of_raw,
+        known_at=known_raw,
         response=response,
         error=error,
     )
@@ -409,4 +415,18 @@ def graph(request: HtmxHttpRequest) -> HttpResponse:
 
 @staff_member_required
 def graph_json(request: HtmxHttpRequest) -> JsonResponse:
-    return JsonResponse(selectors.graph_data(space=_space(request)))
+    as_of, known_at = _instant(request, "as_of"), _instant(request, "known_at")
+    when = TimeView(as_of=as_of or None, known_at=known_at or None)
+    return JsonResponse(selectors.graph_data(space=_space(request), when=when))
+
+
+def _instant(request: HtmxHttpRequest, name: str) -> datetime | None:
+    """A date (YYYY-MM-DD) or date-time from the query string; None when
+    missing or unreadable (the views say which in their own words)."""
+    raw = request.GET.get(name, "").strip()
+    if not raw:
+        return None
+    value = parse_datetime(raw) or parse_datetime(f"{raw}T00:00:00")
+    if value is not None and value.tzinfo is None:
+        value = timezone.make_aware(value)
+    return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from ninja import Query, Router, Schema
@@ -16,6 +17,12 @@ router = Router(tags=["context"])
 class ContextQuery(Schema):
     query: str | None = Field(
         default=None, max_length=2000, description="This turn's user message, for recall."
+    )
+    as_of: datetime | None = Field(
+        default=None, description="Valid time: recall what was true then, by what is known now."
+    )
+    known_at: datetime | None = Field(
+        default=None, description="Transaction time: recall what Engram knew at that moment."
     )
 
 
@@ -36,4 +43,6 @@ class ContextOut(Schema):
 
 @router.get("/context", response=ContextOut)
 def context(request: SpaceRequest, params: Query[ContextQuery]) -> dict[str, Any]:
-    return build_context(space=request.space, query=params.query)
+    return build_context(
+        space=request.space, query=params.query, as_of=params.as_of, known_at=params.known_at
+    )

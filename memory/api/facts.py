@@ -7,12 +7,14 @@ from datetime import date, datetime, time
 from typing import Any, Literal
 
 from django.utils import timezone
-from ninja import Router, Schema
+from ninja import Query, Router, Schema
 from pydantic import Field, field_validator
 
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
+from memory.selectors import facts_in_view
 from memory.services.facts import save_fact
+from memory.timeview import TimeView
 
 router = Router(tags=["memory"])
 
@@ -92,4 +94,74 @@ def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
         "disposition": result.action,
         "status": item.status,
         "quarantined": item.screen_status != "ok",
+    }
+
+
+class FactChainQuery(Schema):
+    subject: str = Field(
+        default="",
+        max_length=200,
+        description='Whose facts: a name or alias ("user" for the user).',
+    )
+    predicate: str = Field(default="", max_length=100, description="e.g. lives_in, works_at.")
+    as_of: datetime | None = Field(
+        default=None, description="Valid time: what was true then, by what is known now."
+    )
+    known_at: datetime | None = Field(
+        default=None, description="Transaction time: what Engram knew at that moment."
+    )
+    include_history: bool = Field(default=False, description="Every known value, not only current.")
+    limit: int = Field(default=100, ge=1, le=500)
+
+
+class FactChainRow(Schema):
+    id: str
+    text: str
+    kind: str
+    subject: str
+    predicate: str
+    object: str
+    valid_from: datetime | None
+    valid_to: datetime | None
+    created_at: datetime
+    expired_at: datetime | None
+    current: bool
+    superseded_by: str | None
+    status: str
+
+
+class FactChainOut(Schema):
+    facts: list[FactChainRow]
+
+
+@router.get("/memory/facts", response=FactChainOut)
+def get_facts(request: SpaceRequest, params: Query[FactChainQuery]) -> dict[str, Any]:
+    """A fact chain: the facts of a subject and predicate, now or as a time view sees them."""
+    view = TimeView(as_of=params.as_of, known_at=params.known_at, history=params.include_history)
+    chain = facts_in_view(
+        space=request.space,
+        subject=params.subject,
+        predicate=params.predicate,
+        when=view,
+        limit=params.limit,
+    )
+    return {
+        "facts": [
+            {
+                "id": str(f.item.pk),
+                "text": f.item.text,
+                "kind": f.item.kind,
+                "subject": f.item.subject,
+                "predicate": f.item.predicate,
+                "object": f.item.object,
+                "valid_from": f.window.valid_from,
+                "valid_to": f.window.valid_to,
+                "created_at": f.item.created_at,
+                "expired_at": f.window.expired_at,
+                "current": f.current,
+                "superseded_by": str(f.window.superseded_by) if f.window.superseded_by else None,
+                "status": f.item.status,
+            }
+            for f in chain
+        ]
     }

@@ -99,7 +99,14 @@ class MemorySearchIn(Schema):
     query: str = Field(min_length=1, max_length=2000, description="What to look for.")
     k: int = Field(default=8, ge=1, le=100, description="How many results.")
     as_of: datetime | None = Field(
-        default=None, description="ISO date-time: what was true and known at that moment."
+        default=None,
+        description="ISO date-time, valid time: what was true at that moment, by what is known now.",
+    )
+    known_at: datetime | None = Field(
+        default=None, description="ISO date-time, transaction time: what Engram knew then."
+    )
+    include_history: bool = Field(
+        default=False, description="Also superseded and expired facts (marked current: false)."
     )
     types: list[Literal["fact", "turn", "summary", "insight", "skill", "doc"]] | None = Field(
         default=None, description="Only these result types."
@@ -127,7 +134,11 @@ class RecallAliasIn(Schema):
     query: str = Field(min_length=1, max_length=2000, description="What to look for.")
     k: int = Field(default=8, ge=1, le=100, description="How many results.")
     as_of: datetime | None = Field(
-        default=None, description="ISO date-time: what was true and known at that moment."
+        default=None,
+        description="ISO date-time, valid time: what was true at that moment, by what is known now.",
+    )
+    known_at: datetime | None = Field(
+        default=None, description="ISO date-time, transaction time: what Engram knew then."
     )
 
 
@@ -172,11 +183,26 @@ def save_fact(*, space: Space, source: str, **fields: Any) -> dict[str, Any]:
 
 
 def _recall(
-    *, space: Space, query: str, k: int, as_of: datetime | None, types: list[str] | None
+    *,
+    space: Space,
+    query: str,
+    k: int,
+    as_of: datetime | None,
+    types: list[str] | None,
+    known_at: datetime | None = None,
+    include_history: bool = False,
 ) -> dict[str, Any]:
     from memory.services.recall import recall
 
-    response = recall(space=space, query=query, k=k, as_of=as_of, types=types)
+    response = recall(
+        space=space,
+        query=query,
+        k=k,
+        as_of=as_of,
+        known_at=known_at,
+        include_history=include_history,
+        types=types,
+    )
     results = [asdict(r) if is_dataclass(r) else dict(r) for r in response.results]
     return {"results": results, "took_ms": response.took_ms}
 
@@ -255,6 +281,7 @@ def recall_facts(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, Any
         query=payload.query,
         k=payload.k,
         as_of=payload.as_of,
+        known_at=payload.known_at,
         types=["fact", "insight"],
     )
 
@@ -262,7 +289,12 @@ def recall_facts(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, Any
 @router.post("/memory/search_conversations", response=RecallAliasOut)
 def search_conversations(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, Any]:
     return _recall(
-        space=_space(request), query=payload.query, k=payload.k, as_of=payload.as_of, types=["turn"]
+        space=_space(request),
+        query=payload.query,
+        k=payload.k,
+        as_of=payload.as_of,
+        known_at=payload.known_at,
+        types=["turn"],
     )
 
 
@@ -273,6 +305,7 @@ def recall_sessions(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, 
         query=payload.query,
         k=payload.k,
         as_of=payload.as_of,
+        known_at=payload.known_at,
         types=["summary"],
     )
 

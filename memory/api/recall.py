@@ -22,7 +22,15 @@ ResultType = Literal["fact", "turn", "summary", "insight", "skill", "doc"]
 class RecallIn(Schema):
     query: str = Field(max_length=16_000)
     k: int = Field(default=8, ge=1, le=100)
-    as_of: datetime | None = None
+    as_of: datetime | None = Field(
+        default=None, description="Valid time: what was true then, by what is known now."
+    )
+    known_at: datetime | None = Field(
+        default=None, description="Transaction time: what Engram knew at that moment."
+    )
+    include_history: bool = Field(
+        default=False, description="Superseded and expired facts too (marked current: false)."
+    )
     types: list[ResultType] | None = Field(default=None, max_length=6)
     # LLM multi-query rewrite for this request; unset: ENGRAM_RECALL_REWRITE.
     rewrite: bool | None = None
@@ -40,6 +48,8 @@ def _answer(request: SpaceRequest, payload: RecallIn) -> RecallResponse:
         query=payload.query,
         k=payload.k,
         as_of=payload.as_of,
+        known_at=payload.known_at,
+        include_history=payload.include_history,
         types=list(payload.types) if payload.types else None,
         rewrite=rewrite_queries.enabled(payload.rewrite),
     )

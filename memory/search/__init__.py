@@ -13,12 +13,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Literal
 
 from django.db import connection
 
 from memory.search.query import query_terms
+from memory.timeview import TimeView
 
 Target = Literal["item", "turn", "summary"]
 
@@ -46,14 +46,15 @@ def search(
     query: str,
     limit: int = 50,
     live_only: bool = True,
-    as_of: datetime | None = None,
+    when: TimeView | None = None,
     doc_frequency: Callable[[str], int] | None = None,
 ) -> list[Hit]:
     """Rank rows of `target` in one space against `query`, best first.
 
-    For items, `live_only` keeps active, unexpired, unquarantined facts; with
-    `as_of` it keeps what was known by then and not yet expired at that time
-    (valid-time filtering is the caller's, on the rows it loads).
+    For items, `live_only` keeps active, unexpired, unquarantined facts; a
+    time view `when` (as_of, known_at, history) keeps what it admits by the
+    rows' columns (memory.timeview; a known_at read finishes the job on the
+    rows it loads, from their revisions).
     `doc_frequency` gives a term's row count from the caller's own
     statistics, sparing the index one count query per term."""
     terms = query_terms(query)
@@ -68,7 +69,7 @@ def search(
         terms=terms,
         limit=limit,
         live_only=live_only,
-        as_of=as_of,
+        when=when,
         scan_cap=SCAN_CAP,
     )
 

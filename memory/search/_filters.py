@@ -1,30 +1,38 @@
 """Which rows a search may return: the one definition both backends use, so
-SQLite and PostgreSQL can never disagree about what is live or what was
-known at `as_of`. Column names only; every value is a bound parameter."""
+SQLite and PostgreSQL can never disagree about what is live or what a time
+view admits (memory.timeview holds the time conditions). Column names only;
+every value is a bound parameter."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
+
+from memory.timeview import TimeView
+
+NOW = TimeView()
 
 
 def row_filters(
-    target: str, *, prefix: str, space_id: int, live_only: bool, as_of: datetime | None
+    target: str, *, prefix: str, space_id: int, live_only: bool, when: TimeView | None
 ) -> tuple[list[str], list[Any]]:
     """(SQL conditions on the content table's columns, their parameters)."""
     c = prefix
+    view = when or NOW
     where = [f"{c}space_id = %s"]
     params: list[Any] = [space_id]
     if target in ("item", "turn"):
         where.append(f"{c}screen_status = 'ok'")
     if target == "item":
-        if as_of is not None:
-            where.append(f"{c}created_at <= %s AND ({c}expired_at IS NULL OR {c}expired_at > %s)")
-            where.append(f"{c}status IN ('active', 'pending_review')")
-            params += [as_of, as_of]
-        elif live_only:
-            where.append(f"{c}expired_at IS NULL AND {c}status = 'active'")
-    elif as_of is not None:
+        if live_only or not view.is_now:
+            more, more_params = view.item_sql(c)
+            where += more
+            params += more_params
+    elif target == "turn":
+        more, more_params = view.turn_sql(c)
+        where += more
+        params += more_params
+    elif view.known_at is not None or view.valid_at is not None:
+        # Summaries: written by then.
         where.append(f"{c}created_at <= %s")
-        params.append(as_of)
+        params.append(view.known_at or view.valid_at)
     return where, params

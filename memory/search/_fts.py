@@ -7,12 +7,12 @@ an FTS5 string, so user text is never parsed as query syntax."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
 from memory.search._filters import row_filters
+from memory.timeview import TimeView
 
 if TYPE_CHECKING:
     from memory.search import Hit, Target
@@ -66,7 +66,7 @@ def search(
     terms: list[str],
     limit: int,
     live_only: bool,
-    as_of: datetime | None,
+    when: TimeView | None,
     scan_cap: int,
 ) -> list[Hit]:
     from memory.search import Hit
@@ -77,7 +77,7 @@ def search(
         terms=terms,
         limit=limit,
         live_only=live_only,
-        as_of=as_of,
+        when=when,
         scan_cap=scan_cap,
     )
     with connection.cursor() as cursor:
@@ -94,12 +94,12 @@ def search_sql(
     terms: list[str],
     limit: int,
     live_only: bool,
-    as_of: datetime | None,
+    when: TimeView | None,
     scan_cap: int,
 ) -> tuple[str, list[Any]]:
     fts, content = TABLES[target]
     where, filter_params = row_filters(
-        target, prefix="c.", space_id=space_id, live_only=live_only, as_of=as_of
+        target, prefix="c.", space_id=space_id, live_only=live_only, when=when
     )
     params: list[Any] = [match_expression(terms), *filter_params]
     params += [scan_cap, limit]

@@ -12,12 +12,12 @@ one bound parameter, each quoted as a lexeme."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
 from memory.search._filters import row_filters
+from memory.timeview import TimeView
 
 if TYPE_CHECKING:
     from memory.search import Hit, Target
@@ -49,14 +49,14 @@ def search(
     terms: list[str],
     limit: int,
     live_only: bool,
-    as_of: datetime | None,
+    when: TimeView | None,
     scan_cap: int,
 ) -> list[Hit]:
     from memory.search import Hit
 
     table = TABLES[target]
     where, filter_params = row_filters(
-        target, prefix="", space_id=space_id, live_only=live_only, as_of=as_of
+        target, prefix="", space_id=space_id, live_only=live_only, when=when
     )
     query = tsquery(terms)
     # In the order of the placeholders below: rank, match, filters, cap, limit.

@@ -13,13 +13,13 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import numpy as np
 from django.db.models import Count, Max
 
 from memory import embeddings
 from memory.embeddings import DimensionMismatch, EmbeddingsUnavailable, Target
+from memory.timeview import TimeView
 
 __all__ = ["EmbeddingsUnavailable", "VectorHit", "score_keys", "search", "similar_to_text"]
 
@@ -142,43 +142,47 @@ def _matrix(*, space_id: int, model: str) -> tuple[int, np.ndarray, np.ndarray, 
         return entry.dim, entry.matrix, entry.kinds, entry.ids
 
 
-def _visible(target: Target, ids: list[int], *, space_id: int, as_of: datetime | None) -> set[int]:
+def _visible(target: Target, ids: list[int], *, space_id: int, when: TimeView | None) -> set[int]:
     """Which of these rows recall may show: the same rules as the full-text
-    facade (live, unquarantined facts now; what was known at `as_of`).
+    facade (live, unquarantined facts now; what a time view admits by the
+    rows' columns, recall's temporal filter deciding the rest).
 
     The rows are fetched by primary key only and the rules applied here:
     with the space in the WHERE clause SQLite prefers the space index and
     scans the whole space instead of doing a few key lookups."""
     from memory.models import MemoryItem, SessionSummary, Turn
 
+    view = when or TimeView()
+    known, said = view.known_at, view.valid_at
     visible: set[int] = set()
     if target == "item":
         for pk, space, screen, status, created, expired in MemoryItem.objects.filter(
             pk__in=ids
         ).values_list("pk", "space_id", "screen_status", "status", "created_at", "expired_at"):
-            if space != space_id or screen != "ok":
+            if space != space_id or screen != "ok" or status != "active":
                 continue
-            if as_of is None:
-                ok = expired is None and status == "active"
+            if view.is_now:
+                ok = expired is None
             else:
-                ok = (
-                    created <= as_of
-                    and status in ("active", "pending_review")
-                    and (expired is None or expired > as_of)
-                )
+                ok = known is None or created <= known
             if ok:
                 visible.add(pk)
     elif target == "turn":
-        for pk, space, screen, created in Turn.objects.filter(pk__in=ids).values_list(
-            "pk", "space_id", "screen_status", "created_at"
+        for pk, space, screen, created, ts in Turn.objects.filter(pk__in=ids).values_list(
+            "pk", "space_id", "screen_status", "created_at", "ts"
         ):
-            if space == space_id and screen == "ok" and (as_of is None or created <= as_of):
+            if (
+                space == space_id
+                and screen == "ok"
+                and (known is None or created <= known)
+                and (said is None or ts <= said)
+            ):
                 visible.add(pk)
     else:
         for pk, space, created in SessionSummary.objects.filter(pk__in=ids).values_list(
             "pk", "space_id", "created_at"
         ):
-            if space == space_id and (as_of is None or created <= as_of):
+            if space == space_id and (known is None or created <= known):
                 visible.add(pk)
     return visible
 
@@ -188,7 +192,7 @@ def search_vector(
     *,
     space_id: int,
     limit: int,
-    as_of: datetime | None = None,
+    when: TimeView | None = None,
     targets: tuple[Target, ...] = ("item", "turn", "summary"),
 ) -> list[VectorHit]:
     """Rank the space's stored vectors against `vec`, best first."""
@@ -222,7 +226,7 @@ def search_vector(
         for idx in window:
             by_kind.setdefault(int(kinds[idx]), []).append(int(ids[idx]))
         visible = {
-            code: _visible(_CODE_KIND[code], pks, space_id=space_id, as_of=as_of)
+            code: _visible(_CODE_KIND[code], pks, space_id=space_id, when=when)
             for code, pks in by_kind.items()
         }
         for idx in window:
@@ -242,7 +246,7 @@ def search(
     space_id: int,
     query: str,
     limit: int,
-    as_of: datetime | None = None,
+    when: TimeView | None = None,
     targets: tuple[Target, ...] = ("item", "turn", "summary"),
 ) -> list[VectorHit]:
     """Items, turns and summaries of the space closest to `query` by cosine.
@@ -253,15 +257,15 @@ def search(
     if not (query or "").strip():
         return []
     vec = embeddings.embed_query(query)
-    return search_vector(vec, space_id=space_id, limit=limit, as_of=as_of, targets=targets)
+    return search_vector(vec, space_id=space_id, limit=limit, when=when, targets=targets)
 
 
 def similar_to_text(
-    text: str, *, space_id: int, limit: int = 8, as_of: datetime | None = None
+    text: str, *, space_id: int, limit: int = 8, when: TimeView | None = None
 ) -> list[VectorHit]:
     """Live items closest to `text` (retrieve-similar and merge in the write
     pipeline). Raises EmbeddingsUnavailable like `search`."""
-    return search(space_id=space_id, query=text, limit=limit, as_of=as_of, targets=("item",))
+    return search(space_id=space_id, query=text, limit=limit, when=when, targets=("item",))
 
 
 def score_keys(

@@ -21,6 +21,7 @@ import re
 import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -28,7 +29,7 @@ from django.conf import settings
 from engram_site.threads import DbThreadPool
 from memory import screening
 from memory.models import Space
-from memory.services import core
+from memory.services import core, relevance
 from memory.tokens import estimate_tokens, truncate_to_tokens
 
 log = logging.getLogger(__name__)
@@ -81,19 +82,47 @@ def _date(value: Any) -> str:
     return value.date().isoformat() if value is not None else ""
 
 
-def render_recalled(results: list[Any], *, budget: int) -> str:
+def _line(r: Any, folded: list[Any]) -> str:
+    """One recalled result as the agent reads it: a current fact plainly, a
+    former one as history, an episode with the day it was said."""
+    text = " ".join(clean(r.text).split())
+    if r.type in ("fact", "insight"):
+        if r.current:
+            since = f" (since {_date(r.valid_from)})" if r.valid_from else ""
+            return f"- {text}{since}"
+        until = _date(r.valid_to) or "?"
+        return f"- formerly (until {until}): {text}"
+    if r.type == "turn":
+        stale = " (since superseded)" if r.superseded_by else ""
+        said = f"- said on {_date(r.valid_from)}{stale}: {text}"
+        for other in folded:
+            said += f" / {_date(other.valid_from)}: {' '.join(clean(other.text).split())}"
+        return said
+    if r.type == "summary":
+        span = f"{_date(r.valid_from)}..{_date(r.valid_to)}" if r.valid_from else "?"
+        return f"- session summary ({span}): {text}"
+    return f"- {r.type}: {text}"
+
+
+# Current facts first, then episodes and summaries, then what used to be true.
+def _section(r: Any) -> int:
+    if r.type in ("fact", "insight"):
+        return 0 if r.current else 2
+    return 1
+
+
+def render_recalled(
+    results: list[Any], *, budget: int, folded: dict[str, list[Any]] | None = None
+) -> str:
     if not results:
         return ""
+    folded = folded or {}
     head = f"<{RECALLED_TAG}>\n{RECALL_WARNING}"
     tail = f"</{RECALLED_TAG}>"
     used = estimate_tokens(head) + estimate_tokens(tail)
     lines: list[str] = []
-    for r in results:
-        when = [f"{r.type}", f"recorded {_date(r.created_at)}"]
-        if r.valid_from or r.valid_to:
-            when.append(f"valid {_date(r.valid_from) or '?'}..{_date(r.valid_to) or 'now'}")
-        text = " ".join(clean(r.text).split())
-        line = f"- [{', '.join(when)}] {text}"
+    for r in sorted(results, key=_section):
+        line = _line(r, folded.get(r.id, []))
         cost = estimate_tokens(line)
         if used + cost > budget:
             remaining = budget - used
@@ -107,15 +136,26 @@ def render_recalled(results: list[Any], *, budget: int) -> str:
     return "\n".join([head, *lines, tail])
 
 
-def _start_recall(space: Space, query: str) -> Future[Any]:
+def _start_recall(space: Space, query: str, when: dict[str, Any]) -> Future[Any]:
     from memory.services.recall import recall
 
     return _helpers.submit(
-        functools.partial(recall, space=space, query=query, k=int(settings.ENGRAM["RECALL_K"]))
+        functools.partial(
+            recall,
+            space=space,
+            query=query,
+            k=int(settings.ENGRAM["RECALL_K"]),
+            # Former facts come too, rendered as history: "where did I live
+            # before?" needs them, and they are never shown as current.
+            include_history=True,
+            **when,
+        )
     )
 
 
-def _collect_recall(future: Future[Any], *, deadline: float) -> tuple[str, bool]:
+def _collect_recall(
+    future: Future[Any], *, deadline: float, space: Space, query: str
+) -> tuple[str, bool]:
     """(rendered block, whether it was left out for being late or failing)."""
     try:
         response = future.result(timeout=max(0.0, deadline - time.monotonic()))
@@ -126,13 +166,15 @@ def _collect_recall(future: Future[Any], *, deadline: float) -> tuple[str, bool]
     except Exception:
         log.exception("recall for the context failed; left out")
         return "", True
-    # The floor is the gate for injection: recall's scores are normalised to
-    # 0..1 (1 = first in every channel that answered), so weak matches stay out
-    # of the prompt while POST /recall still returns them to a deliberate search.
+    # Two gates for injection. The score floor keeps weak matches out (scores
+    # are 0..1, graded against the best result); the relevance gate keeps out
+    # anything that shares no distinctive word with the query, however well
+    # it ranked among nothing better (POST /recall still returns them all).
     floor = float(settings.ENGRAM["RECALL_SCORE_FLOOR"])
-    results = [r for r in response.results if r.score >= floor]
+    ranked = [r for r in response.results if r.score >= floor]
+    kept, folded = relevance.gate(space=space, query=query, results=ranked)
     budget = int(settings.ENGRAM["CONTEXT_RECALL_BUDGET_TOKENS"])
-    return render_recalled(results, budget=budget), False
+    return render_recalled(kept, budget=budget, folded=folded), False
 
 
 def _fit_core(label: str, block: Any, budget: int) -> str:
@@ -149,14 +191,20 @@ def _fit_core(label: str, block: Any, budget: int) -> str:
     )
 
 
-def build_context(*, space: Space, query: str | None) -> dict[str, Any]:
+def build_context(
+    *,
+    space: Space,
+    query: str | None,
+    as_of: datetime | None = None,
+    known_at: datetime | None = None,
+) -> dict[str, Any]:
     started = time.perf_counter()
     query = (query or "").strip()
     future = None
     if query:
         # Recall starts first so it runs while core memory is read.
         deadline = time.monotonic() + float(settings.ENGRAM["RECALL_TIMEOUT_SECONDS"])
-        future = _start_recall(space, query)
+        future = _start_recall(space, query, {"as_of": as_of, "known_at": known_at})
     budget = int(settings.ENGRAM["CONTEXT_BUDGET_TOKENS"])
 
     user = core.get_block(space=space, label="user")
@@ -171,7 +219,7 @@ def build_context(*, space: Space, query: str | None) -> dict[str, Any]:
 
     recalled, late = "", False
     if future is not None:
-        recalled, late = _collect_recall(future, deadline=deadline)
+        recalled, late = _collect_recall(future, deadline=deadline, space=space, query=query)
 
     parts = [p for p in (core_user, core_agent, environment, recalled) if p]
     text = "\n\n".join(parts)

@@ -315,6 +315,7 @@ def save(
     text: str,
     old_text: str = "",
     author: str = "agent",
+    why: str = "",
 ) -> SaveResult:
     """The `memory_save` tool on a core block.
 
@@ -408,6 +409,8 @@ def save(
     reason = {"add": "add", "replace": "replace", "remove": "remove"}[action]
     if demoted_entries:
         reason += f", demoted {len(demoted_entries)}"
+    if why:
+        reason += f": {why}"
     block = _commit(
         block=block,
         text=normalize("\n".join(new_lines)),
@@ -544,4 +547,39 @@ def propose_from_fact(*, space: Space, item: MemoryItem) -> bool:
         result = save(space=space, label="user", action="add", text=line, author="pipeline")
     if not result.ok:
         log.info("core proposal for item %s not applied: %s", item.pk, result.message)
+    return result.changed
+
+
+def follow_fact(*, space: Space, item: MemoryItem, successor: MemoryItem | None = None) -> bool:
+    """Core memory follows the facts: when a fact stops being true, the user
+    block's line for it is replaced by its successor's line (when that one
+    is current and not there yet) or removed, as a new version that says
+    why. Returns whether the block changed."""
+    line = _one_line(item.text)
+    block = get_block(space=space, label="user")
+    lines = entries(block.text)
+    if not line or line not in lines:
+        return False
+    new_line = _one_line(successor.text) if successor is not None and successor.is_live else ""
+    if new_line and new_line not in lines:
+        result = save(
+            space=space,
+            label="user",
+            action="replace",
+            text=new_line,
+            old_text=line,
+            author="pipeline",
+            why=f"fact {item.pk} superseded by {successor.pk if successor else ''}",
+        )
+        if result.ok:
+            return result.changed
+    result = save(
+        space=space,
+        label="user",
+        action="remove",
+        text="",
+        old_text=line,
+        author="pipeline",
+        why=f"fact {item.pk} " + ("superseded" if successor is not None else "no longer true"),
+    )
     return result.changed

@@ -10,19 +10,20 @@ Nothing here deletes: `supersede` and `invalidate` close a fact's windows
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memory import embeddings
-from memory.models import MemoryItem, Session, Space
+from memory.models import FactRevision, MemoryItem, Session, Space, Turn, TurnFact
 from memory.screening import screen
 from memory.selectors import live_items
-from memory.services import audit, graph
+from memory.services import audit, core, graph, identity
 from memory.services.pipeline import core_patch, resolve, retrieve, rules
 from memory.services.pipeline.candidates import Candidate, content_hash
 
@@ -41,24 +42,69 @@ class FactResult:
 # --- lifecycle helpers ---------------------------------------------------------------------
 
 
-def supersede(*, old: MemoryItem, new: MemoryItem, actor: str, at: datetime | None = None) -> bool:
-    """`new` replaces `old`: old stops being true when new starts (or now), is
-    marked known-expired now, and points at new. False if old was not live."""
-    now = at or timezone.now()
-    valid_to = new.valid_from or now
-    if old.valid_from is not None and valid_to <= old.valid_from:
-        # The new value is dated before the old one began (it was learned
-        # late): the old one still ends when Engram learned otherwise.
-        valid_to = now
-    if old.valid_to is not None and old.valid_to < valid_to:
-        valid_to = old.valid_to
-    changed = MemoryItem.objects.filter(pk=old.pk, expired_at=None).update(
-        valid_to=valid_to, expired_at=now, superseded_by=new
+def _close(
+    item: MemoryItem,
+    *,
+    valid_to: datetime | None,
+    superseded_by: MemoryItem | None,
+    known: datetime,
+    reason: str,
+    valid_from: datetime | None = None,
+    expire: bool = True,
+) -> bool:
+    """Change a fact's window, recording first the window it had (the
+    FactRevision a `known_at` read rebuilds the past from). The update only
+    applies if the row still holds the window read into `item`, so two
+    writers cannot both close it. False if it changed meanwhile."""
+    new_from = valid_from if valid_from is not None else item.valid_from
+    expired_at = item.expired_at or (known if expire else None)
+    changed = MemoryItem.objects.filter(
+        pk=item.pk,
+        expired_at=item.expired_at,
+        valid_to=item.valid_to,
+        valid_from=item.valid_from,
+    ).update(
+        valid_from=new_from,
+        valid_to=valid_to,
+        expired_at=expired_at,
+        superseded_by=superseded_by if superseded_by is not None else item.superseded_by,
     )
     if not changed:
         return False
-    old.valid_to, old.expired_at, old.superseded_by = valid_to, now, new
+    FactRevision.objects.create(
+        space_id=item.space_id,
+        item=item,
+        recorded_at=known,
+        prior_valid_from=item.valid_from,
+        prior_valid_to=item.valid_to,
+        prior_expired_at=item.expired_at,
+        prior_superseded_by=item.superseded_by_id,
+        reason=reason[:40],
+    )
+    item.valid_from, item.valid_to, item.expired_at = new_from, valid_to, expired_at
+    if superseded_by is not None:
+        item.superseded_by = superseded_by
+    return True
+
+
+def supersede(*, old: MemoryItem, new: MemoryItem, actor: str, at: datetime | None = None) -> bool:
+    """`new` replaces `old`: old stopped being true when new became true (its
+    valid_from, never the time this runs), Engram learned so now (`at`), and
+    old points at new. False if old was not live."""
+    now = at or timezone.now()
+    if old.expired_at is not None:
+        return False
+    valid_to = new.valid_from or now
+    if old.valid_from is not None and valid_to < old.valid_from:
+        # Dated before the old value began: the old value's own start is the
+        # best bound Engram has (apply() places older values as history).
+        valid_to = old.valid_from
+    if old.valid_to is not None and old.valid_to < valid_to:
+        valid_to = old.valid_to
+    if not _close(old, valid_to=valid_to, superseded_by=new, known=now, reason="superseded"):
+        return False
     graph.expire_relations(item=old)
+    core.follow_fact(space=old.space, item=old, successor=new)
     audit.record(
         space=old.space_id,
         action="expire",
@@ -67,22 +113,35 @@ def supersede(*, old: MemoryItem, new: MemoryItem, actor: str, at: datetime | No
         actor=actor,
         reason="superseded",
         superseded_by=new.pk,
+        valid_to=valid_to.isoformat(),
     )
     return True
 
 
-def invalidate(*, item: MemoryItem, actor: str, reason: str, at: datetime | None = None) -> bool:
+def invalidate(
+    *,
+    item: MemoryItem,
+    actor: str,
+    reason: str,
+    at: datetime | None = None,
+    valid_to: datetime | None = None,
+) -> bool:
     """The fact is no longer true (retracted, merged away, wrong): close its
-    windows and edges, keep the row. False if it was not live."""
+    windows and edges, keep the row. `valid_to` is when it stopped being true
+    in the world (a retraction turn's date), `at` when Engram learned it;
+    both default to now. False if it was not live."""
     now = at or timezone.now()
-    valid_to = item.valid_to if item.valid_to is not None and item.valid_to < now else now
-    changed = MemoryItem.objects.filter(pk=item.pk, expired_at=None).update(
-        valid_to=valid_to, expired_at=now
-    )
-    if not changed:
+    if item.expired_at is not None:
         return False
-    item.valid_to, item.expired_at = valid_to, now
+    end = valid_to or now
+    if item.valid_from is not None and end < item.valid_from:
+        end = item.valid_from
+    if item.valid_to is not None and item.valid_to < end:
+        end = item.valid_to
+    if not _close(item, valid_to=end, superseded_by=None, known=now, reason="invalidated"):
+        return False
     graph.expire_relations(item=item)
+    core.follow_fact(space=item.space, item=item)
     audit.record(
         space=item.space_id,
         action="delete",
@@ -120,6 +179,11 @@ class Provenance:
     actor: str = "api"
     session: Session | None = None
     turn_refs: Sequence[str] = ()
+    # The turn the fact was said in (linked as its statement), and the
+    # instant a fact without a date of its own became true: the turn's `ts`,
+    # or the request time of an explicit write.
+    turn: Turn | None = None
+    said_at: datetime | None = None
 
 
 def _create(
@@ -131,9 +195,11 @@ def _create(
     status: str = MemoryItem.Status.ACTIVE,
     flagged_reasons: list[str] | None = None,
     metadata: dict[str, object] | None = None,
+    valid_to: datetime | None = None,
+    superseded_by: MemoryItem | None = None,
 ) -> MemoryItem:
     now = timezone.now()
-    return MemoryItem.objects.create(
+    item = MemoryItem.objects.create(
         space=space,
         text=candidate.text,
         kind=candidate.kind,
@@ -142,8 +208,13 @@ def _create(
         object=candidate.object,
         importance=candidate.importance,
         last_seen=now,
-        valid_from=candidate.valid_from or now,
+        valid_from=candidate.valid_from or prov.said_at or now,
+        valid_to=valid_to,
+        stated_at=prov.said_at or now,
         created_at=now,
+        # Born as history (an older value learned late): known ended from the start.
+        expired_at=now if valid_to is not None else None,
+        superseded_by=superseded_by,
         status=status,
         screen_status=MemoryItem.Screen.FLAGGED if flagged_reasons else MemoryItem.Screen.OK,
         screen_reasons=flagged_reasons or [],
@@ -154,6 +225,14 @@ def _create(
         content_hash=content_hash(candidate.text),
         metadata=metadata or {},
     )
+    stated(item=item, prov=prov)
+    return item
+
+
+def stated(*, item: MemoryItem, prov: Provenance) -> None:
+    """Link the fact to the turn that said it (see TurnFact)."""
+    if prov.turn is not None:
+        TurnFact.objects.get_or_create(space_id=item.space_id, turn=prov.turn, item=item)
 
 
 def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> FactResult:
@@ -174,11 +253,21 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
         )
         return FactResult(item=None, action="DROP", reason=decision.reason)
 
+    # A fact without a date of its own became true when it was said.
+    c.valid_from = c.valid_from or prov.said_at or timezone.now()
     targets = list(live.filter(pk__in=[t.pk for t in decision.targets]))
     if action in ("ADD", "UPDATE", "DEFER"):
         dup = live.filter(content_hash=content_hash(c.text)).first()
         if dup is not None:
             action, targets = "NOOP", [dup]
+    if action in ("NOOP", "DEFER") and _new_single_value(c, targets):
+        # A single-valued predicate with another value is a change, whoever
+        # decided (the rules and an LLM resolver must agree on this).
+        action = "UPDATE"
+    if action == "NOOP" and targets and _known_from_earlier(c, targets[0], prov):
+        # The live value was already true before Engram thought it began:
+        # the chain logic below moves its start back.
+        action, targets = "UPDATE", []
     if action == "NOOP" and not targets:
         if decision.reason == "nothing live to retract":
             audit.record(
@@ -197,21 +286,16 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
         action = "ADD"
 
     if action == "NOOP":
-        item = targets[0]
-        reinforce(item=item, turn_refs=prov.turn_refs)
-        audit.record(
-            space=space,
-            action="noop",
-            target_type="item",
-            target_id=item.pk,
-            actor=prov.actor,
-            reason=decision.reason,
-            frequency=item.frequency,
-        )
-        return FactResult(item=item, action="NOOP", reason=decision.reason)
+        return _noop(space, targets[0], prov, decision.reason)
 
     if action == "DELETE":
-        gone = [t.pk for t in targets if invalidate(item=t, actor=prov.actor, reason=c.text[:200])]
+        # Stopped being true when the user said so (or on the date they gave).
+        ended = c.valid_from or prov.said_at
+        gone = [
+            t.pk
+            for t in targets
+            if invalidate(item=t, actor=prov.actor, reason=c.text[:200], valid_to=ended)
+        ]
         return FactResult(item=targets[0], action="DELETE", superseded=gone, reason=decision.reason)
 
     if action == "DEFER":
@@ -234,22 +318,163 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
         )
         return FactResult(item=item, action="DEFER", reason=decision.reason)
 
-    # ADD or UPDATE. A functional predicate keeps one live value: whatever is
-    # live for it now is superseded, including a value another worker just added.
+    # ADD or UPDATE. A functional predicate keeps one value at a time: the
+    # facts it replaces are every value of the chain (live or history) for
+    # its subject and predicate, including one another worker just added.
+    chain = list(targets) if action == "UPDATE" else []
     if c.functional and c.subject:
-        same = list(live.filter(subject__iexact=c.subject, predicate=c.predicate))
-        if same:
-            seen = {t.pk for t in targets}
-            targets += [s for s in same if s.pk not in seen]
-            action = "UPDATE"
-    item = _create(space=space, candidate=c, disposition=action, prov=prov)
-    superseded = [
-        t.pk for t in targets if action == "UPDATE" and supersede(old=t, new=item, actor=prov.actor)
-    ]
-    if action == "UPDATE" and not superseded:
-        action = "ADD"
-        MemoryItem.objects.filter(pk=item.pk).update(disposition="ADD")
-        item.disposition = "ADD"
+        seen = {t.pk for t in chain}
+        chain += [f for f in _chain(space, c) if f.pk not in seen]
+    said = prov.said_at or timezone.now()
+    later = sorted((f for f in chain if _said(f) > said), key=lambda f: (_said(f), f.pk))
+    if later:
+        return _place_as_history(space=space, c=c, chain=chain, later=later, prov=prov)
+    item = _create(space=space, candidate=c, disposition="UPDATE" if chain else action, prov=prov)
+    superseded = [t.pk for t in chain if supersede(old=t, new=item, actor=prov.actor)]
+    action = "UPDATE" if superseded else "ADD"
+    if item.disposition != action:
+        MemoryItem.objects.filter(pk=item.pk).update(disposition=action)
+        item.disposition = action
+    _audit_write(space, item, action, superseded, decision, prov)
+    return FactResult(item=item, action=action, superseded=superseded, reason=decision.reason)
+
+
+def _chain(space: Space, c: Candidate) -> list[MemoryItem]:
+    """Every known value (live or history) of the candidate's subject and
+    single-valued predicate. Two workers writing values of one chain at once
+    take turns: SQLite's write transactions already do; PostgreSQL's read
+    committed would let both read the chain before either wrote, so the
+    chain is locked for the rest of the transaction first."""
+    if connection.vendor == "postgresql":
+        key = f"{space.pk}:{c.subject.casefold()}:{c.predicate}"
+        lock = int.from_bytes(
+            hashlib.blake2b(key.encode(), digest_size=8).digest(), "big", signed=True
+        )
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
+    return list(
+        MemoryItem.objects.filter(
+            space=space,
+            subject__iexact=c.subject,
+            predicate=c.predicate,
+            status=MemoryItem.Status.ACTIVE,
+            screen_status=MemoryItem.Screen.OK,
+        )
+    )
+
+
+def _new_single_value(c: Candidate, targets: list[MemoryItem]) -> bool:
+    if not (c.functional and c.subject and c.object and not c.retract):
+        return False
+    return any(
+        t.predicate == c.predicate
+        and graph.normalize(t.subject) == graph.normalize(c.subject)
+        and graph.normalize(t.object) != graph.normalize(c.object)
+        for t in targets
+    )
+
+
+def _said(item: MemoryItem) -> datetime:
+    return item.stated_at or item.valid_from or item.created_at
+
+
+def _known_from_earlier(c: Candidate, item: MemoryItem, prov: Provenance) -> bool:
+    """The candidate restates `item`'s value, but was said before it."""
+    return bool(
+        c.functional
+        and prov.said_at is not None
+        and prov.said_at < _said(item)
+        and graph.normalize(item.object) == graph.normalize(c.object)
+    )
+
+
+def _open_at(item: MemoryItem, at: datetime) -> bool:
+    return item.valid_to is None or item.valid_to > at
+
+
+def _place_as_history(
+    *,
+    space: Space,
+    c: Candidate,
+    chain: list[MemoryItem],
+    later: list[MemoryItem],
+    prov: Provenance,
+) -> FactResult:
+    """A value said before one Engram already holds (a backfill, an import,
+    a turn processed late): it becomes history between the value said before
+    it and the one said after, so arrival order never changes what is current
+    or how long each value lasted."""
+    assert c.valid_from is not None
+    when = c.valid_from
+    now = timezone.now()
+    nxt = later[0]
+    before = [f for f in chain if f not in later]
+    prev = max(before, key=lambda f: (_said(f), f.pk), default=None)
+    if prev is not None and graph.normalize(prev.object) == graph.normalize(c.object):
+        return _noop(space, prev, prov, "restates the value held then")
+    end_prev = nxt
+    if graph.normalize(nxt.object) == graph.normalize(c.object):
+        # The later value was already true when this was said: its window
+        # starts earlier than Engram knew.
+        if nxt.valid_from is None or when < nxt.valid_from:
+            _close(
+                nxt,
+                valid_to=nxt.valid_to,
+                superseded_by=None,
+                known=now,
+                reason="earlier start",
+                valid_from=when,
+                expire=False,
+            )
+        result = _noop(space, nxt, prov, "the same value, known from earlier")
+        item = None
+    else:
+        item = _create(
+            space=space,
+            candidate=c,
+            disposition="ADD",
+            prov=prov,
+            valid_to=max(nxt.valid_from or when, when),
+            superseded_by=nxt,
+        )
+        end_prev = item
+        result = FactResult(item=item, action="ADD", reason="an older value: kept as history")
+    if prev is not None and _open_at(prev, when):
+        was_live = prev.expired_at is None
+        prev_end = max(when, prev.valid_from) if prev.valid_from else when
+        if _close(prev, valid_to=prev_end, superseded_by=end_prev, known=now, reason="superseded"):
+            result.superseded.append(prev.pk)
+            if was_live:
+                graph.expire_relations(item=prev)
+    if item is not None:
+        decision = resolve.Decision(c, "ADD", reason=result.reason)
+        _audit_write(space, item, "ADD", result.superseded, decision, prov)
+    return result
+
+
+def _noop(space: Space, item: MemoryItem, prov: Provenance, reason: str) -> FactResult:
+    reinforce(item=item, turn_refs=prov.turn_refs)
+    stated(item=item, prov=prov)
+    audit.record(
+        space=space,
+        action="noop",
+        target_type="item",
+        target_id=item.pk,
+        actor=prov.actor,
+        reason=reason,
+        frequency=item.frequency,
+    )
+    return FactResult(item=item, action="NOOP", reason=reason)
+
+
+def _audit_write(
+    space: Space,
+    item: MemoryItem,
+    action: str,
+    superseded: list[int],
+    decision: resolve.Decision,
+    prov: Provenance,
+) -> None:
     audit.record(
         space=space,
         action=action.lower(),
@@ -261,13 +486,14 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
         reason=decision.reason,
         decided_by=decision.decided_by,
     )
-    return FactResult(item=item, action=action, superseded=superseded, reason=decision.reason)
 
 
 def link_item(*, space: Space, item: MemoryItem) -> int:
     """Step 5: the item's subject -predicate-> object edge (and entities)."""
     if not (item.subject and item.predicate and item.object) or not item.is_live:
         return 0
+    if identity.learn(space, item):
+        return 0  # a name of the user's: an alias, not an edge to another entity
     try:
         relation = graph.link(
             space=space, item=item, src_name=item.subject, rel=item.predicate, dst_name=item.object
@@ -367,6 +593,7 @@ def save_fact(
             candidate.valid_from = candidate.valid_from or f.valid_from
             if kind == "fact":
                 candidate.kind = f.kind
+    candidate = identity.resolve(space, candidate)
     neighbours = retrieve.similar(space=space, candidate=candidate)
     decision = resolve.decide(candidate, neighbours)
     with transaction.atomic():

@@ -75,6 +75,21 @@ def _add_alias(space: Space, entity: Entity, alias: str, norm: str) -> None:
         pass  # taken concurrently; it points at whichever entity won
 
 
+def find_entity(*, space: Space, name: str) -> Entity | None:
+    """The entity `name` refers to, if any: by alias, or by the name without
+    its initials ("Anna K." -> Anna). Never creates one."""
+    norm = normalize(name)
+    entity, _ = _find(space, [norm, _without_initials(norm)])
+    return entity
+
+
+def add_aliases(*, space: Space, entity: Entity, names: Iterable[str]) -> None:
+    """More names `entity` answers to. A name that already belongs to
+    another entity keeps pointing there (merging is a curator's call)."""
+    for name in names:
+        _add_alias(space, entity, name, normalize(name))
+
+
 def upsert_entity(
     *, space: Space, name: str, type: str = "thing", aliases: Iterable[str] = ()
 ) -> Entity:

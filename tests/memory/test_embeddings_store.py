@@ -15,6 +15,7 @@ from memory import embeddings
 from memory.embeddings import DimensionMismatch
 from memory.models import MemoryItem, MemoryVector, Session, SessionSummary, Space, Turn
 from memory.search import vectors
+from memory.timeview import TimeView
 from tests.fakes.embedding_server import embed_server, use_embeddings  # noqa: F401
 
 
@@ -106,7 +107,9 @@ def test_vector_search_ranks_and_hides_what_recall_may_not_show(
     hour_ago = timezone.now() - timezone.timedelta(hours=1)
     MemoryItem.objects.filter(pk=expired.pk).update(created_at=hour_ago)
     then = hour_ago + timezone.timedelta(minutes=30)
-    old = vectors.search(space_id=space.id, query="Anna Paris", limit=10, as_of=then)
+    old = vectors.search(
+        space_id=space.id, query="Anna Paris", limit=10, when=TimeView(known_at=then)
+    )
     assert [(h.target, h.id) for h in old] == [("item", expired.id)]
     items_only = vectors.similar_to_text("Anna lives in Berlin", space_id=space.id, limit=10)
     assert {h.target for h in items_only} == {"item"}

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from memory.models import AuditEvent, IngestJob, MemoryItem, Relation, Turn
 from memory.search import search
+from memory.timeview import TimeView
 
 pytestmark = pytest.mark.django_db(transaction=False)
 _refs = itertools.count()
@@ -68,11 +69,14 @@ def test_it_supersedes_a_functional_fact_and_keeps_the_chain(space, say):
     third = live(space, predicate="lives_in").get()
     second.refresh_from_db()
     assert third.object == "Paris" and second.superseded_by_id == third.pk
-    # as_of reads: what Engram knew before the move, and now
+    # known_at reads: what Engram knew before the move, and now
     then = {
         h.id
         for h in search(
-            "item", space_id=space.pk, query="lives Lisbon Berlin Paris", as_of=before_move
+            "item",
+            space_id=space.pk,
+            query="lives Lisbon Berlin Paris",
+            when=TimeView(known_at=before_move),
         )
     }
     now = {h.id for h in search("item", space_id=space.pk, query="lives Lisbon Berlin Paris")}

@@ -102,7 +102,7 @@ def test_it_finds_an_enabled_skill_and_never_a_draft(space) -> None:
     assert found[0].source.turn_refs == ["D2:4"] and found[0].channels == {"skills": 1}
     only = recall(space=space, query="deploy", k=5, types=["skill"]).results
     assert [r.type for r in only] == ["skill"]
-    before = recall(space=space, query="deploy staging", k=5, as_of=T0 - timedelta(days=1))
+    before = recall(space=space, query="deploy staging", k=5, known_at=T0 - timedelta(days=1))
     assert before.results == []
 
 

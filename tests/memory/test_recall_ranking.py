@@ -99,5 +99,5 @@ def test_the_graph_ignores_edges_of_facts_out_of_recall(space, status) -> None:
     Relation.objects.create(space=space, src=anna, rel="lives_in", dst=lisbon, item=gone)
     Relation.objects.create(space=space, src=lisbon, rel="capital_of", dst=portugal, item=beyond)
     Relation.objects.create(space=space, src=anna, rel="likes", dst=tea, item=live)
-    ranking = channels.graph(space=space, query="What about Anna?", limit=10, as_of=None)
+    ranking = channels.graph(space=space, query="What about Anna?", limit=10, when=None)
     assert ranking.keys == [("item", live.pk)]

@@ -62,8 +62,12 @@ def test_as_of_after_the_update_sees_the_new_version(space, chain) -> None:
 def test_transaction_time_hides_what_was_not_known_yet(space) -> None:
     # True since January, but Engram only learned it in June.
     MemoryItem.objects.create(space=space, text="Ana speaks Greek", valid_from=JAN, created_at=JUN)
-    assert _texts(space, "Ana Greek", as_of=MAR) == []
-    assert _texts(space, "Ana Greek", as_of=SEP) == ["Ana speaks Greek"]
+    # as_of asks the world, by what is known now: true in March.
+    assert _texts(space, "Ana Greek", as_of=MAR) == ["Ana speaks Greek"]
+    # known_at asks Engram: in March it did not know yet.
+    assert _texts(space, "Ana Greek", known_at=MAR) == []
+    assert _texts(space, "Ana Greek", known_at=SEP) == ["Ana speaks Greek"]
+    assert _texts(space, "Ana Greek", as_of=MAR, known_at=SEP) == ["Ana speaks Greek"]
 
 
 def test_valid_time_hides_what_was_not_true_yet(space) -> None:

@@ -223,7 +223,7 @@ def test_sqlite_checks_matches_against_a_covering_index(target) -> None:
 
     # A fresh database has no planner statistics: the plan must not need them.
     sql, params = _fts.search_sql(
-        target, space_id=1, terms=["x"], limit=10, live_only=True, as_of=None, scan_cap=100
+        target, space_id=1, terms=["x"], limit=10, live_only=True, when=None, scan_cap=100
     )
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN QUERY PLAN " + sql, params)

@@ -20,7 +20,7 @@ from django.db import DatabaseError, transaction
 from memory import embeddings, llm
 from memory.models import AuditEvent, IngestJob, MemoryItem, Turn
 from memory.screening import screen
-from memory.services import audit, facts, outbox
+from memory.services import audit, facts, identity, outbox
 from memory.services.pipeline import extract, resolve, retrieve, salience
 from memory.services.pipeline.candidates import Candidate
 
@@ -101,7 +101,7 @@ def process(job: IngestJob) -> dict[str, Any]:
     with llm.count_calls() as calls:
         # 2. extraction
         candidates, extractor = extract.extract(space=space, turn=turn)
-        candidates = _dedupe(candidates)
+        candidates = _dedupe([identity.resolve(space, c) for c in candidates])
         flagged: dict[int, list[str]] = {}
         for i, c in enumerate(candidates):
             screened = screen(c.text)
@@ -132,6 +132,8 @@ def process(job: IngestJob) -> dict[str, Any]:
         actor="pipeline",
         session=turn.session,
         turn_refs=(turn.ref or f"turn:{turn.pk}",),
+        turn=turn,
+        said_at=turn.ts,
     )
     actions: list[dict[str, Any]] = []
     new_items: list[int] = []

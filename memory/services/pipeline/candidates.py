@@ -30,6 +30,13 @@ FUNCTIONAL_PREDICATES = frozenset(
         "timezone",
         "language",
         "pronouns",
+        "manager",
+        "boss",
+        "girlfriend",
+        "boyfriend",
+        "fiance",
+        "fiancee",
+        "employer",
     }
 )
 
@@ -63,7 +70,11 @@ class Candidate:
 
     @property
     def functional(self) -> bool:
-        return self.predicate in FUNCTIONAL_PREDICATES or self.predicate.startswith("favorite_")
+        return (
+            self.predicate in FUNCTIONAL_PREDICATES
+            or self.predicate.startswith("favorite_")
+            or bool(self.meta.get("single_valued"))
+        )
 
 
 def content_hash(text: str) -> str:

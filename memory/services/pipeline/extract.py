@@ -35,7 +35,11 @@ the user, otherwise the person or thing), predicate (snake_case, e.g. name,
 lives_in, works_at, role, studies_at, likes, dislikes, prefers, sister,
 instruction, event), object, importance 0..1 (identity, standing preferences
 and instructions >= 0.8), valid_from (ISO date when the turn dates it, else
-null) and retract (true when the user says a previous fact is no longer true)."""
+null), retract (true when the user says a previous fact is no longer true) and
+single_valued (true when the subject has one value of this predicate at a time,
+so a new value replaces the old one: where someone lives or works, their role,
+manager, partner, name; false for likes, friends, events). A nickname ("call
+me Sam") is predicate nickname, never name."""
 
 
 class ExtractedFact(BaseModel):
@@ -47,6 +51,7 @@ class ExtractedFact(BaseModel):
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
     valid_from: str | None = Field(default=None, max_length=40)
     retract: bool = False
+    single_valued: bool = False
 
 
 class Extraction(BaseModel):
@@ -107,6 +112,7 @@ def extract(*, space: Space, turn: Turn) -> tuple[list[Candidate], str]:
                 importance=f.importance,
                 valid_from=_date(f.valid_from),
                 retract=f.retract,
+                meta={"single_valued": True} if f.single_valued else {},
             )
             for f in answer.facts
         ]

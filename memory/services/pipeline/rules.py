@@ -45,7 +45,13 @@ _REL = (
 )
 
 
+# Where an object ends: a comma starts another thought ("I live in Hamburg,
+# in a small flat"; "Anna lives in Berlin, she is a teacher").
+_OBJECT_END = re.compile(r"\s*[,(\u2014\u2013]|\s+-\s")
+
+
 def _clean(value: str) -> str:
+    value = _OBJECT_END.split(value.strip(), maxsplit=1)[0]
     value = _STOP.sub("", value.strip())
     undated = _DATE.sub("", value).strip()
     if undated:
@@ -61,6 +67,11 @@ def _clean_name(value: str) -> str:
             break
         words.append(word.strip(","))
     return " ".join(words).strip(" .")
+
+
+def _employer(value: str) -> str:
+    # "Initech on the payments team", "Siemens in the Munich office", "Acme as a designer"
+    return re.split(r"\s+(?:as|on|in|at|from|since)\s+", value, maxsplit=1, flags=re.I)[0]
 
 
 def _cap(value: str) -> str:
@@ -175,6 +186,16 @@ def _name(m: re.Match[str]) -> list[Candidate]:
     return [c] if c else []
 
 
+def _nickname(m: re.Match[str]) -> list[Candidate]:
+    # Another name the user answers to; the name itself stays.
+    name = _clean_name(m.group("o"))
+    if not name or not name[0].isalpha():
+        return []
+    name = " ".join(_cap(w) for w in name.split())
+    c = _fact("nickname", f"User goes by {name}", name, importance=0.85)
+    return [c] if c else []
+
+
 def _role(m: re.Match[str]) -> list[Candidate]:
     raw = m.group("o")
     at = re.search(r"\s+(?:at|for|with)\s+(?P<org>.+)$", raw, re.I)
@@ -195,7 +216,7 @@ def _simple(
     def build(m: re.Match[str]) -> list[Candidate]:
         obj = _clean(m.group("o"))
         if predicate == "works_at":
-            obj = re.split(r"\s+as\s+", obj, maxsplit=1, flags=re.I)[0]
+            obj = _employer(obj)
         c = _fact(predicate, template.format(o=obj), obj, kind=kind, importance=importance)
         return [c] if c else []
 
@@ -225,11 +246,25 @@ def _relationship(m: re.Match[str]) -> list[Candidate]:
 
 def _third_person(m: re.Match[str]) -> list[Candidate]:
     who = m.group("who")
+    if who.lower().startswith("my "):
+        who = "my " + who[3:].lower()
     verb = m.group("verb").lower()
-    predicate = {"lives": "lives_in", "works": "works_at", "studies": "studies_at"}[verb]
+    predicate, phrase = _THIRD_PERSON[verb]
     obj = _clean(m.group("o"))
-    c = _fact(predicate, f"{who} {verb} {m.group('prep')} {obj}", obj, subject=who, importance=0.6)
+    if predicate == "works_at":
+        obj = _employer(obj)
+    display = _cap(who)
+    c = _fact(predicate, f"{display} {phrase} {obj}", obj, subject=who, importance=0.6)
     return [c] if c else []
+
+
+_THIRD_PERSON = {
+    "lives": ("lives_in", "lives in"),
+    "moved": ("lives_in", "lives in"),
+    "relocated": ("lives_in", "lives in"),
+    "works": ("works_at", "works at"),
+    "studies": ("studies_at", "studies at"),
+}
 
 
 def _instruction(m: re.Match[str]) -> list[Candidate]:
@@ -291,12 +326,15 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     ),
     # identity
     (
+        re.compile(rf"\b(?:my name is|my name's|{_I_AM} called) {_NAME}", re.I),
+        _name,
+    ),
+    (
         re.compile(
-            rf"\b(?:my name is|my name's|call me|i go by|people call me|everyone calls me|"
-            rf"{_I_AM} called|my friends call me) {_NAME}",
+            rf"\b(?:call me|i go by|people call me|everyone calls me|my friends call me) {_NAME}",
             re.I,
         ),
-        _name,
+        _nickname,
     ),
     (
         re.compile(r"\b" + _I_AM + r" (?P<o>\d{1,3}) years? old\b", re.I),
@@ -398,8 +436,9 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     ),
     (
         re.compile(
-            r"\b(?-i:(?P<who>[A-Z][a-z]+)) (?P<verb>lives|works|studies) "
-            r"(?P<prep>in|at|for) " + _O,
+            r"\b(?P<who>(?-i:[A-Z][a-z]+)|my " + _REL.replace("?P<rel>", "?:") + r")"
+            r"(?: (?:now|just|recently|has|have))* (?P<verb>lives|moved|relocated|works|studies) "
+            r"(?P<prep>in|to|at|for) " + _O,
             re.I,
         ),
         _third_person,

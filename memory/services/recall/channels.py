@@ -5,7 +5,6 @@ calls an LLM."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
 
 from django.conf import settings
 from django.db.models import Q
@@ -17,6 +16,7 @@ from memory.services.graph import entities_in_text
 from memory.services.recall import dates, termstats
 from memory.services.recall import rows as recall_rows
 from memory.services.recall.fusion import Key, Ranking
+from memory.timeview import TimeView
 
 ITEM_TYPES = frozenset({"item"})
 SKILL_TYPES = frozenset({"skill"})
@@ -65,13 +65,13 @@ def vector_weight() -> float:
     return float(settings.ENGRAM.get("RECALL_VECTOR_WEIGHT", WEIGHTS["vector"]))
 
 
-def bm25_items(*, space: Space, query: str, limit: int, as_of: datetime | None) -> Ranking:
+def bm25_items(*, space: Space, query: str, limit: int, when: TimeView | None) -> Ranking:
     hits = search(
         "item",
         space_id=space.pk,
         query=query,
         limit=limit,
-        as_of=as_of,
+        when=when,
         doc_frequency=termstats.doc_frequency(termstats.item_stats(space)),
     )
     return Ranking(
@@ -83,8 +83,8 @@ def bm25_items(*, space: Space, query: str, limit: int, as_of: datetime | None) 
     )
 
 
-def bm25_summaries(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> Ranking:
-    hits = search("summary", space_id=space_id, query=query, limit=limit, as_of=as_of)
+def bm25_summaries(*, space_id: int, query: str, limit: int, when: TimeView | None) -> Ranking:
+    hits = search("summary", space_id=space_id, query=query, limit=limit, when=when)
     return Ranking(
         "bm25_summaries",
         WEIGHTS["bm25_summaries"],
@@ -94,7 +94,7 @@ def bm25_summaries(*, space_id: int, query: str, limit: int, as_of: datetime | N
     )
 
 
-def skills(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> Ranking:
+def skills(*, space_id: int, query: str, limit: int, when: TimeView | None) -> Ranking:
     """BM25 over the space's enabled skills (name, description and body; the
     name counts twice). A space holds a handful of skills, so they are ranked
     in memory over statistics of their own. Drafts stay out until a person
@@ -102,7 +102,7 @@ def skills(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> 
     the score's scale."""
     found = {
         pk: termstats.tokens(f"{name} {name} {description} {body}")
-        for pk, (name, description, body) in recall_rows.skill_texts(space_id, as_of=as_of).items()
+        for pk, (name, description, body) in recall_rows.skill_texts(space_id, when=when).items()
     }
     stats = termstats.Stats()
     stats.add(found.items())
@@ -121,7 +121,7 @@ def skills(*, space_id: int, query: str, limit: int, as_of: datetime | None) -> 
     )
 
 
-def bm25_turns(*, space: Space, query: str, limit: int, as_of: datetime | None) -> Ranking:
+def bm25_turns(*, space: Space, query: str, limit: int, when: TimeView | None) -> Ranking:
     """BM25 over turns, with two turn-level signals folded into the score:
     a turn said by someone the query names counts more (in a multi-party
     transcript "what did Anna say about X" is about Anna's turns, whose text
@@ -135,7 +135,7 @@ def bm25_turns(*, space: Space, query: str, limit: int, as_of: datetime | None) 
         space_id=space_id,
         query=_distinctive(query, stats) if stats is not None else query,
         limit=max(limit, TURN_CANDIDATES),
-        as_of=as_of,
+        when=when,
         doc_frequency=termstats.doc_frequency(stats) if stats is not None else None,
     )
     if not hits:
@@ -147,7 +147,7 @@ def bm25_turns(*, space: Space, query: str, limit: int, as_of: datetime | None) 
     wanted = {h.id for h in hits} | {
         h.id + d for h in hits[:NEIGHBOUR_HITS] for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1)
     }
-    rows = recall_rows.turn_texts(space_id, wanted, as_of=as_of)
+    rows = recall_rows.turn_texts(space_id, wanted, when=when)
     named = set(norm(query).split())
     asks_when = WHEN_BOOST > 0 and dates.asks_when(query)
     if stats is not None:
@@ -216,7 +216,7 @@ def vector(
     space_id: int,
     query: str,
     limit: int,
-    as_of: datetime | None,
+    when: TimeView | None,
     others: list[Ranking] | None = None,
 ) -> Ranking:
     """Cosine similarity over the space's embeddings, routed by
@@ -229,7 +229,7 @@ def vector(
         space_id=space_id,
         query=query,
         limit=limit,
-        as_of=as_of,
+        when=when,
         others=others or [],
         weight=vector_weight(),
     )
@@ -250,34 +250,11 @@ def entities_in_query(*, space: Space, query: str) -> list[int]:
     return [e.pk for e in entities_in_text(space=space, text=query)]
 
 
-def _live_edges(as_of: datetime | None) -> Q:
-    """Edges in force (now, or at as_of) whose fact, if they carry one, is
-    recallable: an edge of a forgotten, archived or quarantined fact neither
-    ranks that fact nor leads to its neighbours."""
-    if as_of is None:
-        edge = Q(expired_at__isnull=True)
-    else:
-        edge = Q(created_at__lte=as_of) & (Q(expired_at__isnull=True) | Q(expired_at__gt=as_of))
-    return edge & (Q(item__isnull=True) | _live_items(as_of, prefix="item__"))
-
-
-def _live_items(as_of: datetime | None, *, prefix: str = "") -> Q:
-    # The SQL side of temporal.item_visible (valid time is checked there).
-    q = Q(**{f"{prefix}screen_status": "ok"})
-    if as_of is None:
-        return q & Q(**{f"{prefix}status": "active", f"{prefix}expired_at__isnull": True})
-    return (
-        q
-        & Q(**{f"{prefix}status__in": ("active", "pending_review")})
-        & Q(**{f"{prefix}created_at__lte": as_of})
-        & (Q(**{f"{prefix}expired_at__isnull": True}) | Q(**{f"{prefix}expired_at__gt": as_of}))
-    )
-
-
-def graph(*, space: Space, query: str, limit: int, as_of: datetime | None) -> Ranking:
+def graph(*, space: Space, query: str, limit: int, when: TimeView | None) -> Ranking:
     """Entities the query names -> facts about them (edges and subject), then
     the facts of their 1-hop neighbours, ranked in that order."""
     space_id = space.pk
+    view = when or TimeView()
     entity_ids = entities_in_query(space=space, query=query)
     keys: list[Key] = []
     if entity_ids:
@@ -290,7 +267,7 @@ def graph(*, space: Space, query: str, limit: int, as_of: datetime | None) -> Ra
                     keys.append(("item", iid))
 
         names = list(Entity.objects.filter(pk__in=entity_ids).values_list("name", flat=True))
-        edges = Relation.objects.filter(space_id=space_id).filter(_live_edges(as_of))
+        edges = Relation.objects.filter(space_id=space_id).filter(view.edge_q())
         direct = edges.filter(Q(src_id__in=entity_ids) | Q(dst_id__in=entity_ids))
         add(
             list(
@@ -302,7 +279,7 @@ def graph(*, space: Space, query: str, limit: int, as_of: datetime | None) -> Ra
         add(
             list(
                 MemoryItem.objects.filter(space_id=space_id, subject__in=names)
-                .filter(_live_items(as_of))
+                .filter(view.item_q())
                 .order_by("-importance", "-last_seen", "id")
                 .values_list("id", flat=True)[:limit]
             )

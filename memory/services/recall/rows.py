@@ -18,8 +18,9 @@ from typing import Any, NamedTuple
 
 from django.db import connection
 
-from memory.models import MemoryItem, Session, SessionSummary, Skill, Turn
+from memory.models import FactRevision, MemoryItem, Session, SessionSummary, Skill, Turn, TurnFact
 from memory.search._filters import row_filters
+from memory.timeview import TimeView, Window
 
 # Who said a turn: the first non-empty of these metadata keys.
 SPEAKER_KEYS = ("speaker", "name", "author")
@@ -58,6 +59,7 @@ class ItemRow(NamedTuple):
     screen_status: str
     turn_refs: list[str]
     session: str | None
+    superseded_by: int | None
 
 
 class SummaryRow(NamedTuple):
@@ -109,24 +111,20 @@ def _in(ids: Collection[int]) -> str:
     return "(" + ", ".join(["%s"] * len(ids)) + ")"
 
 
-def _turn_filters(space_id: int, as_of: datetime | None) -> tuple[list[str], list[Any]]:
-    # Screened clean and, with as_of, known and said by then.
-    where, params = row_filters("turn", prefix="t.", space_id=space_id, live_only=True, as_of=as_of)
-    if as_of is not None:
-        where.append("t.ts <= %s")
-        params.append(as_of)
-    return where, params
+def _turn_filters(space_id: int, when: TimeView | None) -> tuple[list[str], list[Any]]:
+    # Screened clean and, in a time view, said and known by then.
+    return row_filters("turn", prefix="t.", space_id=space_id, live_only=True, when=when)
 
 
 def turn_texts(
-    space_id: int, ids: Collection[int], *, as_of: datetime | None
+    space_id: int, ids: Collection[int], *, when: TimeView | None
 ) -> dict[int, TurnText]:
     """Text, session and speaker of the turns among `ids` that recall may
     show. No times: parsing two datetimes per row doubled this query's cost,
     and scoring a few hundred candidates needs none."""
     if not ids:
         return {}
-    where, params = _turn_filters(space_id, as_of)
+    where, params = _turn_filters(space_id, when)
     sql = (
         f"SELECT t.id, t.session_id, t.text, {_speaker_sql('t.metadata')} "
         f"FROM {Turn._meta.db_table} t WHERE {' AND '.join(where)} AND t.id IN {_in(ids)}"
@@ -155,11 +153,11 @@ def turn_texts_after(
         after = batch[-1][0]
 
 
-def turns(space_id: int, ids: Collection[int], *, as_of: datetime | None) -> dict[int, TurnRow]:
+def turns(space_id: int, ids: Collection[int], *, when: TimeView | None) -> dict[int, TurnRow]:
     """Everything recall shows of the turns among `ids` that it may show."""
     if not ids:
         return {}
-    where, params = _turn_filters(space_id, as_of)
+    where, params = _turn_filters(space_id, when)
     sql = (
         "SELECT t.id, s.external_id, t.text, t.ref, t.ts, t.created_at, t.screen_status "
         f"FROM {Turn._meta.db_table} t JOIN {Session._meta.db_table} s ON s.id = t.session_id "
@@ -179,7 +177,7 @@ def items(space_id: int, ids: Collection[int]) -> dict[int, ItemRow]:
     sql = (
         "SELECT i.id, i.text, i.kind, i.importance, i.frequency, i.last_seen, i.valid_from, "
         "i.valid_to, i.created_at, i.expired_at, i.status, i.screen_status, "
-        "i.source_turn_refs, s.external_id "
+        "i.source_turn_refs, s.external_id, i.superseded_by_id "
         f"FROM {MemoryItem._meta.db_table} i "
         f"LEFT JOIN {Session._meta.db_table} s ON s.id = i.source_session_id "
         f"WHERE i.space_id = %s AND i.id IN {_in(ids)}"
@@ -187,7 +185,7 @@ def items(space_id: int, ids: Collection[int]) -> dict[int, ItemRow]:
     out: dict[int, ItemRow] = {}
     for row in _fetch(sql, [space_id, *ids]):
         pk, text, kind, importance, frequency, last_seen, valid_from, valid_to = row[:8]
-        created, expired, status, screen, refs, session = row[8:]
+        created, expired, status, screen, refs, session, superseded_by = row[8:]
         out[pk] = ItemRow(
             pk,
             text,
@@ -203,6 +201,52 @@ def items(space_id: int, ids: Collection[int]) -> dict[int, ItemRow]:
             screen,
             [str(r) for r in (_json(refs) or [])],
             session,
+            superseded_by,
+        )
+    return out
+
+
+def revisions(ids: Collection[int]) -> dict[int, list[tuple[datetime, Window]]]:
+    """Each item's recorded window changes, oldest first: (recorded_at, the
+    window before the change). Only a known_at read needs them."""
+    if not ids:
+        return {}
+    sql = (
+        "SELECT item_id, recorded_at, prior_valid_from, prior_valid_to, prior_expired_at, "
+        f"prior_superseded_by FROM {FactRevision._meta.db_table} "
+        f"WHERE item_id IN {_in(ids)} ORDER BY item_id, recorded_at, id"
+    )
+    out: dict[int, list[tuple[datetime, Window]]] = {}
+    for item_id, recorded, vfrom, vto, expired, by in _fetch(sql, list(ids)):
+        out.setdefault(item_id, []).append(
+            (_time(recorded), Window(_time(vfrom), _time(vto), _time(expired), by))
+        )
+    return out
+
+
+class Statement(NamedTuple):
+    """A fact a turn stated, with what is known of it now."""
+
+    item_id: int
+    created_at: datetime
+    window: Window
+
+
+def statements(ids: Collection[int]) -> dict[int, list[Statement]]:
+    """The facts each of these turns stated (TurnFact), for telling a turn
+    whose fact was since superseded or retracted from one still true."""
+    if not ids:
+        return {}
+    sql = (
+        "SELECT tf.turn_id, i.id, i.created_at, i.valid_from, i.valid_to, i.expired_at, "
+        f"i.superseded_by_id FROM {TurnFact._meta.db_table} tf "
+        f"JOIN {MemoryItem._meta.db_table} i ON i.id = tf.item_id "
+        f"WHERE tf.turn_id IN {_in(ids)} AND i.status = 'active' AND i.screen_status = 'ok'"
+    )
+    out: dict[int, list[Statement]] = {}
+    for turn_id, pk, created, vfrom, vto, expired, by in _fetch(sql, list(ids)):
+        out.setdefault(turn_id, []).append(
+            Statement(pk, _time(created), Window(_time(vfrom), _time(vto), _time(expired), by))
         )
     return out
 
@@ -222,16 +266,16 @@ def summaries(space_id: int, ids: Collection[int]) -> dict[int, SummaryRow]:
     }
 
 
-def _skill_filters(as_of: datetime | None) -> tuple[str, list[Any]]:
-    # Enabled skills only (drafts wait for a person); with as_of, those that existed then.
-    if as_of is None:
+def _skill_filters(when: TimeView | None) -> tuple[str, list[Any]]:
+    # Enabled skills only (drafts wait for a person); with known_at, those that existed then.
+    if when is None or when.known_at is None:
         return "enabled = %s", [True]
-    return "enabled = %s AND created_at <= %s", [True, as_of]
+    return "enabled = %s AND created_at <= %s", [True, when.known_at]
 
 
-def skill_texts(space_id: int, *, as_of: datetime | None) -> dict[int, tuple[str, str, str]]:
+def skill_texts(space_id: int, *, when: TimeView | None) -> dict[int, tuple[str, str, str]]:
     """Name, description and body of every skill recall may show."""
-    where, params = _skill_filters(as_of)
+    where, params = _skill_filters(when)
     sql = (
         f"SELECT id, name, description, body FROM {Skill._meta.db_table} "
         f"WHERE space_id = %s AND {where}"
@@ -242,10 +286,10 @@ def skill_texts(space_id: int, *, as_of: datetime | None) -> dict[int, tuple[str
     }
 
 
-def skills(space_id: int, ids: Collection[int], *, as_of: datetime | None) -> dict[int, SkillRow]:
+def skills(space_id: int, ids: Collection[int], *, when: TimeView | None) -> dict[int, SkillRow]:
     if not ids:
         return {}
-    where, params = _skill_filters(as_of)
+    where, params = _skill_filters(when)
     sql = (
         "SELECT id, name, description, body, created_at, evidence_turn_refs "
         f"FROM {Skill._meta.db_table} WHERE space_id = %s AND {where} AND id IN {_in(ids)}"

@@ -28,12 +28,11 @@ channels' scores.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from django.conf import settings
 
 from memory import embeddings
 from memory.services.recall.fusion import Key, Ranking
+from memory.timeview import TimeView
 
 MODES = ("auto", "fuse", "rerank", "gate", "off")
 # (mode, weight) per stored model name, from eval_vectors on LoCoMo 1-10,
@@ -88,7 +87,7 @@ def ranking(
     space_id: int,
     query: str,
     limit: int,
-    as_of: datetime | None,
+    when: TimeView | None,
     others: list[Ranking],
     weight: float,
 ) -> Ranking:
@@ -114,7 +113,7 @@ def ranking(
         order = sorted(scores, key=lambda k: (-scores[k], k))[:limit]
         types = frozenset(k[0] for k in candidates)
         return Ranking("vector", weight, order, types, {k: scores[k] for k in order})
-    hits = vectors.search(space_id=space_id, query=query, limit=limit, as_of=as_of)
+    hits = vectors.search(space_id=space_id, query=query, limit=limit, when=when)
     keys: list[Key] = [(h.target, int(h.id)) for h in hits]
     return Ranking(
         "vector",
