@@ -239,6 +239,23 @@ class Run:
     def fail(self, message: str) -> None:
         raise ScenarioFailure(message)
 
+    def dump(self) -> str:
+        """The space's fact rows and job results, to read next to a failure
+        (diagnostics only: every check goes through the HTTP API)."""
+        from memory.models import IngestJob, MemoryItem
+
+        rows = MemoryItem.objects.filter(space__name=self.space).order_by("pk")
+        lines = [
+            f"  item {i.pk}: {i.subject}|{i.predicate}|{i.object} [{i.status}] "
+            f"valid {_day(i.valid_from)}..{_day(i.valid_to)} expired={i.expired_at is not None} "
+            f"superseded_by={i.superseded_id if hasattr(i, 'superseded_id') else i.superseded_by_id} "
+            f"{i.text!r}"
+            for i in rows
+        ]
+        for job in IngestJob.objects.filter(space__name=self.space).order_by("pk"):
+            lines.append(f"  job {job.pk} {job.status}: {json.dumps(job.result)[:300]}")
+        return "\n".join(lines)
+
     # -- checks -------------------------------------------------------------------------
 
     def facts(self, **params: Any) -> list[dict[str, Any]]:

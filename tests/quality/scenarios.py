@@ -123,7 +123,7 @@ SCENARIOS: list[Scenario] = [
         "thats_no_longer_true",
         "'That's no longer true' answers the assistant's question about the manager.",
         (
-            say("s1", "2025-01-15", "My manager is Priya.", F("User's manager is Priya", "manager", "Priya")),
+            say("s1", "2025-01-15", "My manager is Priya. She runs the design team.", F("User's manager is Priya", "manager", "Priya")),
             bot("s2", "2025-05-05", "Is Priya still your manager?"),
             say(
                 "s2",
@@ -139,7 +139,7 @@ SCENARIOS: list[Scenario] = [
         "manager_meera_daniel",
         "'My manager is Meera now, Daniel left': Meera current, Daniel history.",
         (
-            say("s1", "2025-01-15", "My manager is Daniel.", F("User's manager is Daniel", "manager", "Daniel")),
+            say("s1", "2025-01-15", "My manager is Daniel. Weekly one-on-ones on Mondays.", F("User's manager is Daniel", "manager", "Daniel")),
             say(
                 "s2",
                 "2025-04-01",
@@ -170,7 +170,7 @@ SCENARIOS: list[Scenario] = [
         "partner_change",
         "A new partner supersedes the previous one.",
         (
-            say("s1", "2025-02-14", "My partner is Chloe.", F("User's partner is Chloe", "partner", "Chloe")),
+            say("s1", "2025-02-14", "My partner is Chloe. Valentine's dinner tonight!", F("User's partner is Chloe", "partner", "Chloe")),
             say("s2", "2025-10-01", "We broke up over the summer. My partner is Jonas now.", F("User's partner is Jonas", "partner", "Jonas")),
             Facts(predicate="partner", objects=("Jonas",)),
             Chain("user", "partner", (W("Jonas", "2025-10-01"), W("Chloe", "2025-02-14", "2025-10-01"))),
@@ -203,7 +203,7 @@ SCENARIOS: list[Scenario] = [
         "not_a_teacher_anymore",
         "'I'm not a teacher anymore' ends the role.",
         (
-            say("s1", "2025-03-03", "I'm a teacher.", F("User is a teacher", "role", "teacher")),
+            say("s1", "2025-03-03", "I'm a teacher. Year five, mostly maths.", F("User is a teacher", "role", "teacher")),
             say("s2", "2025-11-11", "I'm not a teacher anymore.", left("role", "teacher", "User is no longer a teacher")),
             Facts(predicate="role", objects=()),
             Chain("user", "role", (W("teacher", "2025-03-03", "2025-11-11"),)),
@@ -214,11 +214,11 @@ SCENARIOS: list[Scenario] = [
         "quit_then_new_job_gap",
         "Left Nokia in March, joined Ericsson in May: nothing current in April.",
         (
-            say("s1", "2025-01-08", "I work at Nokia.", works("Nokia")),
+            say("s1", "2025-01-08", "I work at Nokia. Network software, mostly.", works("Nokia")),
             say(
                 "s2",
                 "2025-04-10",
-                "I left Nokia in March.",
+                "I left Nokia in March. Needed a change.",
                 left("works_at", "Nokia", "User no longer works at Nokia", valid_from="2025-03-01"),
             ),
             say(
@@ -238,7 +238,7 @@ SCENARIOS: list[Scenario] = [
         "move_last_month",
         "'We moved to Denver last month' dates the move a month before the turn.",
         (
-            say("s1", "2025-01-05", "I live in Austin.", lives("Austin")),
+            say("s1", "2025-01-05", "I live in Austin. The summers are brutal.", lives("Austin")),
             say(
                 "s2",
                 "2025-05-15",
@@ -263,7 +263,7 @@ SCENARIOS: list[Scenario] = [
         "move_on_named_day",
         "'I moved to Utrecht on July 1st', said on July 20th: valid from July 1st.",
         (
-            say("s1", "2025-02-10", "I'm based in Rotterdam.", lives("Rotterdam")),
+            say("s1", "2025-02-10", "I'm based in Rotterdam. Cycling everywhere.", lives("Rotterdam")),
             say("s2", "2025-07-20", "I moved to Utrecht on July 1st.", lives("Utrecht", valid_from="2025-07-01")),
             Chain("user", "lives_in", (W("Utrecht", "2025-07-01"), W("Rotterdam", "2025-02-10", "2025-07-01"))),
             Facts(predicate="lives_in", objects=("Utrecht",), as_of="2025-07-10"),
@@ -297,7 +297,7 @@ SCENARIOS: list[Scenario] = [
         "move_back_home",
         "Lisbon, then Madrid, then back to Lisbon: three windows, the last one current.",
         (
-            say("s1", "2025-01-12", "I live in Lisbon.", lives("Lisbon")),
+            say("s1", "2025-01-12", "I live in Lisbon. The hills are killing me.", lives("Lisbon")),
             say("s2", "2025-04-02", "I moved to Madrid on April 1st.", lives("Madrid", valid_from="2025-04-01")),
             say("s3", "2025-09-15", "I moved back to Lisbon on September 1st, missed the sea.", lives("Lisbon", valid_from="2025-09-01")),
             Facts(predicate="lives_in", objects=("Lisbon",), since={"Lisbon": "2025-09-01"}),
@@ -334,7 +334,7 @@ SCENARIOS: list[Scenario] = [
         "dont_live_there_anymore",
         "'I don't live in Ghent anymore' retracts the city without naming a new one.",
         (
-            say("s1", "2025-03-01", "I live in Ghent.", lives("Ghent")),
+            say("s1", "2025-03-01", "I live in Ghent. Lovely canals here.", lives("Ghent")),
             say("s2", "2025-09-10", "I don't live in Ghent anymore.", left("lives_in", "Ghent", "User no longer lives in Ghent")),
             Facts(predicate="lives_in", objects=()),
             Chain("user", "lives_in", (W("Ghent", "2025-03-01", "2025-09-10"),)),
@@ -361,8 +361,8 @@ SCENARIOS: list[Scenario] = [
         (
             say("s1", "2025-01-06", "My name is Robert Okafor.", F("User's name is Robert Okafor", "name", "Robert Okafor", importance=0.95)),
             say("s1", "2025-01-06", "Call me Bobby, everyone does.", F("User goes by Bobby", "nickname", "Bobby")),
-            say("s2", "2025-02-11", "I work at Shell.", works("Shell")),
-            say("s3", "2025-10-02", "Bobby works at BP now.", works("BP", subject="Bobby")),
+            say("s2", "2025-02-11", "I work at Shell. Trading desk, long hours.", works("Shell")),
+            say("s3", "2025-10-02", "Bobby works at BP now. New chapter for me.", works("BP", subject="Bobby")),
             Facts(predicate="works_at", objects=("BP",)),
             Facts(subject="Bobby", predicate="works_at", objects=("BP",), answer_subject="user"),
             Facts(predicate="name", objects=("Robert Okafor",)),
@@ -392,8 +392,8 @@ SCENARIOS: list[Scenario] = [
         "own_name_move",
         "'Kenji lives in Osaka now' (the user is Kenji) supersedes Tokyo.",
         (
-            say("s1", "2025-02-01", "My name is Kenji Sato.", F("User's name is Kenji Sato", "name", "Kenji Sato", importance=0.95)),
-            say("s2", "2025-02-03", "I live in Tokyo.", lives("Tokyo")),
+            say("s1", "2025-02-01", "My name is Kenji Sato. Nice to meet you.", F("User's name is Kenji Sato", "name", "Kenji Sato", importance=0.95)),
+            say("s2", "2025-02-03", "I live in Tokyo. Tiny flat, great ramen.", lives("Tokyo")),
             say("s3", "2025-08-19", "Kenji lives in Osaka now.", lives("Osaka", subject="Kenji")),
             Chain("user", "lives_in", (W("Osaka", "2025-08-19"), W("Tokyo", "2025-02-03", "2025-08-19"))),
             Facts(subject="kenji", predicate="lives_in", objects=("Osaka",), answer_subject="user"),
@@ -403,7 +403,7 @@ SCENARIOS: list[Scenario] = [
         "name_change",
         "A new surname supersedes the old name; it is not a second name.",
         (
-            say("s1", "2025-01-03", "My name is Julia Weber.", F("User's name is Julia Weber", "name", "Julia Weber", importance=0.95)),
+            say("s1", "2025-01-03", "My name is Julia Weber. Hello there.", F("User's name is Julia Weber", "name", "Julia Weber", importance=0.95)),
             say(
                 "s2",
                 "2025-06-28",
@@ -457,7 +457,7 @@ SCENARIOS: list[Scenario] = [
                 works("Google", subject="Tom", importance=0.6),
                 works("Apple"),
             ),
-            say("s2", "2025-07-30", "Tom works at Meta now.", works("Meta", subject="Tom", importance=0.6)),
+            say("s2", "2025-07-30", "Tom works at Meta now. He seems happy.", works("Meta", subject="Tom", importance=0.6)),
             Facts(predicate="works_at", objects=("Apple",)),
             Chain("Tom", "works_at", (W("Meta", "2025-07-30"), W("Google", "2025-03-09", "2025-07-30"))),
             Chain("user", "works_at", (W("Apple", "2025-03-09"),)),
@@ -503,9 +503,9 @@ SCENARIOS: list[Scenario] = [
         "backfill_job",
         "The newer turn arrives first; the older one becomes history, dated as said.",
         (
-            say("s2", "2025-09-01", "I work at Stripe now.", works("Stripe")),
+            say("s2", "2025-09-01", "I work at Stripe now. Payments infrastructure.", works("Stripe")),
             Mark("T1"),
-            say("s1", "2025-02-01", "I work at Adyen.", works("Adyen")),
+            say("s1", "2025-02-01", "I work at Adyen. The office is by the canal.", works("Adyen")),
             Mark("T2"),
             Facts(predicate="works_at", objects=("Stripe",)),
             Chain("user", "works_at", (W("Stripe", "2025-09-01"), W("Adyen", "2025-02-01", "2025-09-01"))),
@@ -530,9 +530,9 @@ SCENARIOS: list[Scenario] = [
         "backfill_three_cities",
         "Three moves arrive newest, oldest, middle: the chain is the in-order chain.",
         (
-            say("s3", "2025-08-10", "I moved to Trondheim.", lives("Trondheim")),
-            say("s1", "2025-01-10", "I live in Oslo.", lives("Oslo")),
-            say("s2", "2025-04-10", "I moved to Bergen.", lives("Bergen")),
+            say("s3", "2025-08-10", "I moved to Trondheim. It is dark all day.", lives("Trondheim")),
+            say("s1", "2025-01-10", "I live in Oslo. Skiing on the weekends.", lives("Oslo")),
+            say("s2", "2025-04-10", "I moved to Bergen. It rains a lot.", lives("Bergen")),
             Facts(predicate="lives_in", objects=("Trondheim",)),
             Chain(
                 "user",
@@ -553,8 +553,8 @@ SCENARIOS: list[Scenario] = [
         "An imported history in one batch, shuffled: roles chain by their dates.",
         (
             say("imp-2", "2025-01-15", "I'm a senior developer now.", F("User is a senior developer", "role", "senior developer")),
-            say("imp-3", "2025-07-01", "I'm a tech lead now.", F("User is a tech lead", "role", "tech lead")),
-            say("imp-1", "2024-03-01", "I'm a junior developer.", F("User is a junior developer", "role", "junior developer")),
+            say("imp-3", "2025-07-01", "I'm a tech lead now. Six people report to me.", F("User is a tech lead", "role", "tech lead")),
+            say("imp-1", "2024-03-01", "I'm a junior developer. Still learning a lot.", F("User is a junior developer", "role", "junior developer")),
             Facts(predicate="role", objects=("tech lead",)),
             Chain(
                 "user",
@@ -573,7 +573,7 @@ SCENARIOS: list[Scenario] = [
         "A retraction arrives before the fact it retracts was backfilled: the fact is history.",
         (
             say("s2", "2025-06-30", "I don't live in Basel anymore.", left("lives_in", "Basel", "User no longer lives in Basel")),
-            say("s1", "2025-01-04", "I live in Basel.", lives("Basel")),
+            say("s1", "2025-01-04", "I live in Basel. Close to the Rhine.", lives("Basel")),
             Facts(predicate="lives_in", objects=()),
             Facts(predicate="lives_in", objects=("Basel",), as_of="2025-03-01"),
             Chain("user", "lives_in", (W("Basel", "2025-01-04", "2025-06-30"),)),
@@ -590,7 +590,7 @@ SCENARIOS: list[Scenario] = [
                 "I joined Spotify on November 4, 2024.",
                 works("Spotify", valid_from="2024-11-04"),
             ),
-            say("s2", "2025-06-16", "I work at Klarna now.", works("Klarna")),
+            say("s2", "2025-06-16", "I work at Klarna now. Different pace entirely.", works("Klarna")),
             Facts(predicate="works_at", objects=(), as_of="2024-10-01"),
             Facts(predicate="works_at", objects=("Spotify",), as_of="2024-12-01"),
             Facts(predicate="works_at", objects=("Spotify",), as_of="2025-06-15"),
@@ -604,9 +604,9 @@ SCENARIOS: list[Scenario] = [
         "known_at_before_between_after",
         "Transaction time: what Engram knew before, between and after the two writes.",
         (
-            say("s1", "2025-02-01", "I live in Leeds.", lives("Leeds")),
+            say("s1", "2025-02-01", "I live in Leeds. Cold but friendly.", lives("Leeds")),
             Mark("T1"),
-            say("s2", "2025-05-01", "I moved to York.", lives("York")),
+            say("s2", "2025-05-01", "I moved to York. The walls are gorgeous.", lives("York")),
             Mark("T2"),
             Facts(predicate="lives_in", objects=(), known_at="T0"),
             Facts(predicate="lives_in", objects=("Leeds",), known_at="T1"),
@@ -625,7 +625,7 @@ SCENARIOS: list[Scenario] = [
         (
             say("s1", "2025-03-03", "I work at Ikea, in the Malmö office.", works("Ikea")),
             Mark("T1"),
-            say("s2", "2025-10-10", "I left Ikea yesterday.", left("works_at", "Ikea", "User no longer works at Ikea", valid_from="2025-10-09")),
+            say("s2", "2025-10-10", "I left Ikea yesterday. Bittersweet goodbye.", left("works_at", "Ikea", "User no longer works at Ikea", valid_from="2025-10-09")),
             Mark("T2"),
             Facts(predicate="works_at", objects=("Ikea",), known_at="T1"),
             Facts(predicate="works_at", objects=(), known_at="T2"),
@@ -703,7 +703,7 @@ SCENARIOS: list[Scenario] = [
         "'I bet you're a software engineer' — 'Nope, I'm a nurse.'",
         (
             bot("s1", "2025-06-06", "I bet you're a software engineer, right?"),
-            say("s1", "2025-06-06", "Nope, I'm a nurse.", F("User is a nurse", "role", "nurse")),
+            say("s1", "2025-06-06", "Nope, I'm a nurse. Night shifts mostly.", F("User is a nurse", "role", "nurse")),
             bot("s2", "2025-06-09", "As a software engineer you might like this article."),
             say("s2", "2025-06-09", "thanks!"),
             Facts(predicate="role", objects=("nurse",)),
@@ -738,10 +738,10 @@ SCENARIOS: list[Scenario] = [
         "small_talk_between_facts",
         "Small talk between two facts adds nothing and changes nothing.",
         (
-            say("s1", "2025-03-14", "I live in Tartu.", lives("Tartu")),
+            say("s1", "2025-03-14", "I live in Tartu. Small university town.", lives("Tartu")),
             say("s2", "2025-03-20", "haha ok thanks"),
             say("s2", "2025-03-20", "what's the weather like there?"),
-            say("s3", "2025-04-01", "I'm a big fan of chess.", F("User likes chess", "likes", "chess", kind="preference", importance=0.6)),
+            say("s3", "2025-04-01", "I'm a big fan of chess. I play online most nights.", F("User likes chess", "likes", "chess", kind="preference", importance=0.6)),
             Facts(subject="user", objects=("Tartu", "chess")),
             Chain("user", "lives_in", (W("Tartu", "2025-03-14"),)),
             Context("zebra quantum", empty=True),
@@ -751,7 +751,7 @@ SCENARIOS: list[Scenario] = [
         "restatement_keeps_date",
         "Saying it again is a restatement: one fact, first date kept.",
         (
-            say("s1", "2025-01-25", "I live in Nantes.", lives("Nantes")),
+            say("s1", "2025-01-25", "I live in Nantes. Right by the river.", lives("Nantes")),
             say("s2", "2025-07-25", "As I said, I live in Nantes.", lives("Nantes")),
             Chain("user", "lives_in", (W("Nantes", "2025-01-25"),)),
         ),
@@ -771,7 +771,7 @@ SCENARIOS: list[Scenario] = [
         "dislike_to_like",
         "'I don't like olives' then 'I like olives now': the dislike ends.",
         (
-            say("s1", "2025-03-03", "I don't like olives.", F("User dislikes olives", "dislikes", "olives", kind="preference", importance=0.6)),
+            say("s1", "2025-03-03", "I don't like olives. Never have, honestly.", F("User dislikes olives", "dislikes", "olives", kind="preference", importance=0.6)),
             say("s2", "2025-09-09", "I like olives now, weirdly.", F("User likes olives", "likes", "olives", kind="preference", importance=0.6)),
             Facts(predicate="likes", objects=("olives",)),
             Facts(predicate="dislikes", objects=()),
@@ -782,7 +782,7 @@ SCENARIOS: list[Scenario] = [
         "age_update",
         "Age is single-valued.",
         (
-            say("s1", "2025-01-01", "I'm 29 years old.", F("User is 29 years old", "age", "29", importance=0.6)),
+            say("s1", "2025-01-01", "I'm 29 years old. Thirty is coming fast.", F("User is 29 years old", "age", "29", importance=0.6)),
             say("s2", "2025-12-01", "I'm 30 years old now, feeling ancient.", F("User is 30 years old", "age", "30", importance=0.6)),
             Facts(predicate="age", objects=("30",)),
             Chain("user", "age", (W("30", "2025-12-01"), W("29", "2025-01-01", "2025-12-01"))),
@@ -798,7 +798,7 @@ SCENARIOS: list[Scenario] = [
                 "I love hiking in the Dolomites.",
                 F("User likes hiking in the Dolomites", "likes", "hiking in the Dolomites", kind="preference", importance=0.6),
             ),
-            say("s2", "2025-05-09", "I also love hiking.", F("User likes hiking", "likes", "hiking", kind="preference", importance=0.6)),
+            say("s2", "2025-05-09", "I love hiking, any trail will do.", F("User likes hiking", "likes", "hiking", kind="preference", importance=0.6)),
             say("s3", "2025-05-20", "I really like the food in the Dolomites.", F("User likes the food in the Dolomites", "likes", "the food in the Dolomites", kind="preference", importance=0.6)),
             Recall(
                 "hiking Dolomites",
@@ -832,11 +832,23 @@ SCENARIOS: list[Scenario] = [
         ),
     ),
     Scenario(
+        "short_fact_turns",
+        "A short turn can carry a durable fact: 'I live in Leeds.' is not too short to learn.",
+        (
+            say("s1", "2025-03-03", "I live in Leeds.", lives("Leeds")),
+            say("s2", "2025-03-09", "My boss is Ines.", F("User's boss is Ines", "boss", "Ines")),
+            say("s3", "2025-04-01", "I'm 41 years old.", F("User is 41 years old", "age", "41", importance=0.6)),
+            Facts(predicate="lives_in", objects=("Leeds",)),
+            Facts(predicate="boss", objects=("Ines",)),
+            Facts(predicate="age", objects=("41",)),
+        ),
+    ),
+    Scenario(
         "context_relevance_gate",
         "/context injects nothing for a query that shares no word with memory.",
         (
-            say("s1", "2025-04-12", "I work at Rabobank.", works("Rabobank")),
-            say("s1", "2025-04-12", "I live in Eindhoven.", lives("Eindhoven")),
+            say("s1", "2025-04-12", "I work at Rabobank. Risk modelling team.", works("Rabobank")),
+            say("s1", "2025-04-12", "I live in Eindhoven. Nice and quiet.", lives("Eindhoven")),
             say("s2", "2025-04-20", "My favorite sport is korfball.", F("User's favorite sport is korfball", "favorite_sport", "korfball", kind="preference")),
             Context("zebra quantum", empty=True),
             Context("korfball", current=("korfball",), absent=("Rabobank", "Eindhoven")),
@@ -846,7 +858,7 @@ SCENARIOS: list[Scenario] = [
         "context_known_at_and_as_of",
         "/context answers as of a past instant and as Engram knew it then.",
         (
-            say("s1", "2025-01-15", "I live in Dublin.", lives("Dublin")),
+            say("s1", "2025-01-15", "I live in Dublin. Rainy but I love it.", lives("Dublin")),
             Mark("T1"),
             say("s2", "2025-07-15", "I moved to Galway on July 1st.", lives("Galway", valid_from="2025-07-01")),
             Context("Dublin Galway", current=("Galway",), not_current=("Dublin",)),

@@ -27,8 +27,11 @@ def test_scenario(stack: Stack, scenario, extractor: str) -> None:  # type: igno
     if extractor == "llm":
         missed = [t for t in stack.good.misses if t in {s.text for s in scenario.turns}]
         assert not missed, f"turns the fake LLM has no script for: {missed}"
-    assert not run.failures, f"{scenario.name} [{extractor}]: {scenario.about}\n" + "\n".join(
-        run.failures
+    assert not run.failures, (
+        f"{scenario.name} [{extractor}]: {scenario.about}\n"
+        + "\n".join(run.failures)
+        + "\nstored:\n"
+        + run.dump()
     )
 
 
