@@ -213,15 +213,36 @@ class Scenario:
                 out |= {o.casefold() for o in step.objects}
         return out
 
+    def windows(self) -> dict[tuple[str, str], list[W]]:
+        """(predicate, object) -> the windows the scenario's final chains expect."""
+        out: dict[tuple[str, str], list[W]] = {}
+        for step in self.steps:
+            if isinstance(step, Chain) and step.known_at is None:
+                for w in step.windows:
+                    out.setdefault((step.predicate, w.object.casefold()), []).append(w)
+        return out
+
     def stale_turns(self) -> list[Say]:
-        """User turns that state a fact that has since ended."""
-        stale = self.stale_slots()
-        return [
-            t
-            for t in self.turns
-            if t.role == "user"
-            and any((f.predicate, f.object.casefold()) in stale and not f.retract for f in t.facts)
-        ]
+        """User turns that state a fact that has since ended: the window the
+        turn opened (matched by its day) has an end, or, for a restatement,
+        every window of that value has ended."""
+        windows = self.windows()
+        out = []
+        for t in self.turns:
+            if t.role != "user":
+                continue
+            for f in t.facts:
+                if f.retract:
+                    continue
+                wins = windows.get((f.predicate, f.object.casefold()), [])
+                day = f.valid_from or t.ts[:10]
+                opened = [w for w in wins if day in ((w.since,) if isinstance(w.since, str) else w.since)]
+                if (opened and any(w.until for w in opened)) or (
+                    not opened and wins and all(w.until for w in wins)
+                ):
+                    out.append(t)
+                    break
+        return out
 
 
 def script(scenarios: list[Scenario]) -> dict[str, list[dict[str, Any]]]:

@@ -443,7 +443,9 @@ class Run:
         """/context never shows an ended fact, or a turn stating one, as current."""
         problems: list[str] = []
         history = self.facts(include_history="true")
-        ended_texts = {_fold(f["text"]) for f in history if f.get("current") is False}
+        ended_texts = {_fold(f["text"]) for f in history if f.get("current") is False} - {
+            _fold(f["text"]) for f in history if f.get("current") is True
+        }
         live = self.scenario.live_objects() | {
             _fold(f["object"]) for f in history if f.get("current") is True
         }
