@@ -443,9 +443,8 @@ class Run:
         """/context never shows an ended fact, or a turn stating one, as current."""
         problems: list[str] = []
         history = self.facts(include_history="true")
-        ended_texts = {_fold(f["text"]) for f in history if f.get("current") is False} - {
-            _fold(f["text"]) for f in history if f.get("current") is True
-        }
+        ended_texts = {_fold(f["text"]).rstrip(" .") for f in history if f.get("current") is False}
+        ended_texts -= {_fold(f["text"]).rstrip(" .") for f in history if f.get("current") is True}
         live = self.scenario.live_objects() | {
             _fold(f["object"]) for f in history if f.get("current") is True
         }
@@ -456,9 +455,8 @@ class Run:
             for kind, line in context_items(recalled):
                 folded = _fold(line)
                 if kind == "current":
-                    for text in ended_texts:
-                        if text and text in folded:
-                            problems.append(f"[{query}] ended fact shown as current: {line}")
+                    if _body(line) in ended_texts:
+                        problems.append(f"[{query}] ended fact shown as current: {line}")
                     for obj in stale_objects:
                         if _has_word(line, obj):
                             problems.append(f"[{query}] ended value {obj!r} shown as current: {line}")
@@ -490,6 +488,12 @@ def context_items(recalled: str) -> list[tuple[str, str]]:
             kind = "current"
         out.append((kind, line))
     return out
+
+
+def _body(line: str) -> str:
+    """A recalled line's text without its list marker and its (...) / [...] labels."""
+    text = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", line.strip().removeprefix("- "))
+    return _fold(text).rstrip(" .")
 
 
 def _parse(value: str) -> datetime:
