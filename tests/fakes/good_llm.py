@@ -135,9 +135,7 @@ class GoodLLM:
         for f in facts:
             fact = dict(f)
             if "single_valued" in declared:
-                fact["single_valued"] = bool(f.get("single_valued")) or self._single(
-                    f["predicate"]
-                )
+                fact["single_valued"] = bool(f.get("single_valued")) or self._single(f["predicate"])
             out.append({k: v for k, v in fact.items() if k in declared})
         return json.dumps({"facts": out})
 

@@ -236,7 +236,9 @@ class Scenario:
                     continue
                 wins = windows.get((f.predicate, f.object.casefold()), [])
                 day = f.valid_from or t.ts[:10]
-                opened = [w for w in wins if day in ((w.since,) if isinstance(w.since, str) else w.since)]
+                opened = [
+                    w for w in wins if day in ((w.since,) if isinstance(w.since, str) else w.since)
+                ]
                 if (opened and any(w.until for w in opened)) or (
                     not opened and wins and all(w.until for w in wins)
                 ):

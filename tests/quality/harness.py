@@ -69,7 +69,9 @@ def start_stack(tmp: Path, good: GoodLLM, exit_stack: ExitStack) -> Stack:
     exit_stack.callback(fake.stop)
     lanes: dict[str, Lane] = {}
     for name in EXTRACTORS:
-        redis = workers.Redis(workers.free_port(6400 if name == "rules" else 6450), tmp / f"redis-{name}.log")
+        redis = workers.Redis(
+            workers.free_port(6400 if name == "rules" else 6450), tmp / f"redis-{name}.log"
+        )
         redis.start()
         exit_stack.callback(redis.kill)
         extra = {"ENGRAM_LLM_BUDGET_PER_HOUR": "1000"}
@@ -138,13 +140,17 @@ class Run:
         clean = {k: v for k, v in params.items() if v is not None}
         response = self.client.get(f"/api/v1{path}", clean)
         if response.status_code != 200:
-            raise ScenarioFailure(f"GET {path} {clean} -> {response.status_code}: {response.content[:500]!r}")
+            raise ScenarioFailure(
+                f"GET {path} {clean} -> {response.status_code}: {response.content[:500]!r}"
+            )
         return response.json()
 
     def post(self, path: str, body: dict[str, Any], *, expect: int = 200) -> Any:
         response = self.client.post(f"/api/v1{path}", body, content_type="application/json")
         if response.status_code != expect:
-            raise ScenarioFailure(f"POST {path} -> {response.status_code}: {response.content[:500]!r}")
+            raise ScenarioFailure(
+                f"POST {path} -> {response.status_code}: {response.content[:500]!r}"
+            )
         return response.json()
 
     def wait(self) -> None:
@@ -160,7 +166,8 @@ class Run:
                 return
             if time.monotonic() > deadline:
                 raise ScenarioFailure(
-                    f"jobs still pending after {WAIT_TIMEOUT}s\n" + self.stack.log_tail(self.extractor)
+                    f"jobs still pending after {WAIT_TIMEOUT}s\n"
+                    + self.stack.log_tail(self.extractor)
                 )
             time.sleep(POLL)
 
@@ -192,7 +199,12 @@ class Run:
                     "/turns/batch",
                     {
                         "turns": [
-                            {"session_id": t.session, "role": t.role, "text": t.text, "ts": _ts(t.ts)}
+                            {
+                                "session_id": t.session,
+                                "role": t.role,
+                                "text": t.text,
+                                "ts": _ts(t.ts),
+                            }
                             for t in pending
                         ]
                     },
@@ -298,9 +310,7 @@ class Run:
             _fold(f["object"]) == _fold(w.object)
             and _day(f["valid_from"]) in _days(w.since)
             and (
-                f["valid_to"] is None
-                if w.until is None
-                else _day(f["valid_to"]) in _days(w.until)
+                f["valid_to"] is None if w.until is None else _day(f["valid_to"]) in _days(w.until)
             )
             for f, w in zip(got, c.windows, strict=False)
         )
@@ -343,7 +353,9 @@ class Run:
         results = self.recall(c)
         facts = [r for r in results if r["type"] in ("fact", "insight")]
         turns = [r for r in results if r["type"] == "turn"]
-        brief = [(r["type"], r["text"][:60], r.get("current"), r.get("superseded_by")) for r in results]
+        brief = [
+            (r["type"], r["text"][:60], r.get("current"), r.get("superseded_by")) for r in results
+        ]
         for r in results:
             if r.get("space") != self.space:
                 self.fail(f"result space {r.get('space')!r}, want {self.space!r}")
@@ -369,7 +381,9 @@ class Run:
             if not o or not n:
                 self.fail(f"replaced {old!r}->{new!r}: missing results {brief}")
             if str(o[0].get("superseded_by")) != str(n[0]["id"]):
-                self.fail(f"{old!r} superseded_by {o[0].get('superseded_by')!r}, want {n[0]['id']!r}")
+                self.fail(
+                    f"{old!r} superseded_by {o[0].get('superseded_by')!r}, want {n[0]['id']!r}"
+                )
         for s in c.stale_turns:
             hits = [r for r in turns if _fold(s) in _fold(r["text"])]
             if not hits or any(not r.get("superseded_by") for r in hits):
@@ -382,17 +396,23 @@ class Run:
             hi = next((i for i, r in enumerate(results) if _fold(higher) in _fold(r["text"])), None)
             lo = next((i for i, r in enumerate(results) if _fold(lower) in _fold(r["text"])), None)
             if hi is None or lo is None or hi > lo:
-                self.fail(f"{higher!r} (rank {hi}) should rank above {lower!r} (rank {lo}): {brief}")
+                self.fail(
+                    f"{higher!r} (rank {hi}) should rank above {lower!r} (rank {lo}): {brief}"
+                )
         for s in c.absent:
             if any(_fold(s) in _fold(r["text"]) for r in results):
                 self.fail(f"{s!r} should not be returned: {brief}")
         if c.graded:
             scores = {round(float(r["score"]), 6) for r in facts}
             if len(facts) < 2 or len(scores) < 2:
-                self.fail(f"fact scores not graded: {[(r['text'][:40], r['score']) for r in facts]}")
+                self.fail(
+                    f"fact scores not graded: {[(r['text'][:40], r['score']) for r in facts]}"
+                )
 
     def context(self, query: str, *, as_of: str | None = None, known_at: str | None = None) -> str:
-        answer = self.get("/context", query=query, as_of=self.instant(as_of), known_at=self.instant(known_at))
+        answer = self.get(
+            "/context", query=query, as_of=self.instant(as_of), known_at=self.instant(known_at)
+        )
         return answer["blocks"]["recalled"]
 
     def check_context(self, c: dsl.Context) -> None:
@@ -459,15 +479,21 @@ class Run:
                         problems.append(f"[{query}] ended fact shown as current: {line}")
                     for obj in stale_objects:
                         if _has_word(line, obj):
-                            problems.append(f"[{query}] ended value {obj!r} shown as current: {line}")
+                            problems.append(
+                                f"[{query}] ended value {obj!r} shown as current: {line}"
+                            )
                 for turn in stale_turns:
                     if turn[:60] in folded:
                         if kind == "current":
                             problems.append(f"[{query}] stale turn shown as current: {line}")
                         elif kind == "episode" and "since superseded" not in folded:
-                            problems.append(f"[{query}] stale turn without '(since superseded)': {line}")
+                            problems.append(
+                                f"[{query}] stale turn without '(since superseded)': {line}"
+                            )
                         if re.search(r"\.\.\s*now\b", folded):
-                            problems.append(f"[{query}] stale turn shown as valid until now: {line}")
+                            problems.append(
+                                f"[{query}] stale turn shown as valid until now: {line}"
+                            )
         return problems
 
 
@@ -503,7 +529,14 @@ def _parse(value: str) -> datetime:
 
 def _brief(facts: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return [
-        (f.get("subject"), f.get("predicate"), f.get("object"), _day(f.get("valid_from")), _day(f.get("valid_to")), f.get("current"))
+        (
+            f.get("subject"),
+            f.get("predicate"),
+            f.get("object"),
+            _day(f.get("valid_from")),
+            _day(f.get("valid_to")),
+            f.get("current"),
+        )
         for f in facts
     ]
 
@@ -524,5 +557,3 @@ def run_scenario(stack: Stack, scenario: Scenario, extractor: str, *, checks: bo
         kombu.pools.reset()
     stack.runs[(scenario.name, extractor)] = run
     return run
-
-
