@@ -147,6 +147,7 @@ class Recall:
     known_at: str | None = None
     types: tuple[str, ...] | None = None
     k: int = 10
+    path: str = "/recall"  # or "/memory/search": the same read
     graded: bool = False  # fact scores are not all equal
 
 
@@ -154,12 +155,15 @@ class Recall:
 class Context:
     """GET /context: `current` appear in a line presented as current,
     `not_current` never do, `absent` appear nowhere in the recalled block,
-    `empty`: the recalled block is empty."""
+    `no_line`: no entry's own text begins with it (a neighbouring turn is
+    folded into its hit, not a line of its own), `empty`: the recalled block
+    is empty."""
 
     query: str
     current: tuple[str, ...] = ()
     not_current: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()
+    no_line: tuple[str, ...] = ()
     empty: bool = False
     as_of: str | None = None
     known_at: str | None = None
@@ -245,6 +249,24 @@ class Scenario:
                     out.append(t)
                     break
         return out
+
+
+def in_order(sc: Scenario) -> Scenario:
+    """The twin of a backfill scenario: its turns posted in the order they
+    were said (by ts, stable), with the checks that do not name a mark."""
+    says = sorted((s for s in sc.steps if isinstance(s, Say)), key=lambda s: s.ts)
+    checks = [
+        s
+        for s in sc.steps
+        if not isinstance(s, (Say, Mark))
+        and not (getattr(s, "known_at", None) or "").startswith("T")
+    ]
+    return Scenario(
+        f"{sc.name}_in_order",
+        f"In-order twin of {sc.name}: the same final state.",
+        (*says, *checks),
+        sc.queries,
+    )
 
 
 def script(scenarios: list[Scenario]) -> dict[str, list[dict[str, Any]]]:

@@ -347,7 +347,7 @@ class Run:
             body["known_at"] = self.instant(c.known_at)
         if c.types:
             body["types"] = list(c.types)
-        return self.post("/recall", body)["results"]
+        return self.post(c.path, body)["results"]
 
     def check_recall(self, c: dsl.Recall) -> None:
         results = self.recall(c)
@@ -430,6 +430,10 @@ class Run:
         for s in c.absent:
             if _has_word(recalled, s):
                 self.fail(f"{s!r} should not appear:\n{recalled}")
+        for s in c.no_line:
+            bad = [line for _, line in items if _own_text(line).startswith(_fold(s))]
+            if bad:
+                self.fail(f"{s!r} is an entry of its own: {bad}\n{recalled}")
 
     def check_core(self, c: dsl.Core) -> None:
         text = self.get("/core/user")["text"]
@@ -520,6 +524,30 @@ def _body(line: str) -> str:
     """A recalled line's text without its list marker and its (...) / [...] labels."""
     text = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", line.strip().removeprefix("- "))
     return _fold(text).rstrip(" .")
+
+
+def _own_text(line: str) -> str:
+    """A recalled line's text after its marker and its 'said on ...:' or
+    'formerly (...):' label."""
+    text = line.strip().removeprefix("- ")
+    text = re.sub(r"^\[[^\]]*\]\s*", "", text)
+    text = re.sub(r"^(?:said on [^:]*|formerly[^:]*):\s*", "", text, flags=re.I)
+    return _fold(text)
+
+
+def final_state(run: Run) -> list[tuple[object, ...]]:
+    """Every fact the space knows, current and former, to the day."""
+    return sorted(
+        (
+            _fold(f["subject"]),
+            f["predicate"],
+            _fold(f["object"]),
+            _day(f["valid_from"]),
+            _day(f["valid_to"]),
+            f["current"],
+        )
+        for f in run.facts(include_history="true")
+    )
 
 
 def _parse(value: str) -> datetime:

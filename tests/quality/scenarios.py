@@ -21,6 +21,7 @@ from tests.quality.dsl import (
     W,
     Write,
     bot,
+    in_order,
     say,
 )
 
@@ -743,21 +744,6 @@ SCENARIOS: list[Scenario] = [
         ),
     ),
     Scenario(
-        "in_order_job_twin",
-        "The in-order twin of backfill_job: the same final state.",
-        (
-            say("s1", "2025-02-01", "I work at Adyen in Amsterdam.", works("Adyen")),
-            say("s2", "2025-09-01", "I work at Stripe these days.", works("Stripe")),
-            Facts(predicate="works_at", objects=("Stripe",)),
-            Chain(
-                "user",
-                "works_at",
-                (W("Stripe", "2025-09-01"), W("Adyen", "2025-02-01", "2025-09-01")),
-            ),
-            Facts(predicate="works_at", objects=("Adyen",), as_of="2025-05-01"),
-        ),
-    ),
-    Scenario(
         "backfill_three_cities",
         "Three moves arrive newest, oldest, middle: the chain is the in-order chain.",
         (
@@ -788,19 +774,19 @@ SCENARIOS: list[Scenario] = [
         "An imported history in one batch, shuffled: roles chain by their dates.",
         (
             say(
-                "imp-2",
+                "import",
                 "2025-01-15",
                 "I'm a senior developer now.",
                 F("User is a senior developer", "role", "senior developer"),
             ),
             say(
-                "imp-3",
+                "import",
                 "2025-07-01",
                 "I'm a tech lead now. Six people report to me.",
                 F("User is a tech lead", "role", "tech lead"),
             ),
             say(
-                "imp-1",
+                "import",
                 "2024-03-01",
                 "I'm a junior developer. Still learning a lot.",
                 F("User is a junior developer", "role", "junior developer"),
@@ -992,6 +978,7 @@ SCENARIOS: list[Scenario] = [
             ),
             Recall(
                 "Delft Leiden university",
+                path="/memory/search",
                 current=("Leiden",),
                 stale=("Delft",),
                 replaced=(("Delft", "Leiden"),),
@@ -1263,8 +1250,8 @@ SCENARIOS: list[Scenario] = [
             say("s1", "2025-04-12", "I work at Rabobank. Risk modelling team.", works("Rabobank")),
             say("s1", "2025-04-12", "I live in Eindhoven. Nice and quiet.", lives("Eindhoven")),
             say(
-                "s2",
-                "2025-04-20",
+                "s1",
+                "2025-04-12",
                 "My favorite sport is korfball.",
                 F(
                     "User's favorite sport is korfball",
@@ -1274,7 +1261,12 @@ SCENARIOS: list[Scenario] = [
                 ),
             ),
             Context("zebra quantum", empty=True),
-            Context("korfball", current=("korfball",), absent=("Rabobank", "Eindhoven")),
+            Context(
+                "korfball",
+                current=("korfball",),
+                no_line=("I work at Rabobank", "I live in Eindhoven"),
+                not_current=("Rabobank", "Eindhoven"),
+            ),
         ),
     ),
     Scenario(
@@ -1298,6 +1290,11 @@ SCENARIOS: list[Scenario] = [
         queries=("where do I live now", "Dublin"),
     ),
 ]
+
+# Every backfill has an in-order twin: the same turns posted in the order they
+# were said, held to the same checks (test_backfill_equals_in_order compares
+# the two final states too).
+SCENARIOS += [in_order(s) for s in list(SCENARIOS) if s.name.startswith("backfill_")]
 
 _names = [s.name for s in SCENARIOS]
 assert len(_names) == len(set(_names)), "scenario names must be unique"

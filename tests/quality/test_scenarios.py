@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.quality.harness import EXTRACTORS, Stack, run_scenario
+from tests.quality.harness import EXTRACTORS, Stack, final_state, run_scenario
 from tests.quality.scenarios import SCENARIOS
 
 pytestmark = [
@@ -44,3 +44,19 @@ def test_context_never_presents_the_past_as_now(stack: Stack, extractor: str) ->
             run = run_scenario(stack, scenario, extractor, checks=False)
         problems += [f"{scenario.name}: {p}" for p in run.context_truth()]
     assert not problems, "\n".join(problems)
+
+
+BACKFILLS = [s for s in SCENARIOS if s.name.startswith("backfill_") and "_in_order" not in s.name]
+BY_NAME = {s.name: s for s in SCENARIOS}
+
+
+@pytest.mark.parametrize("extractor", EXTRACTORS)
+@pytest.mark.parametrize("scenario", BACKFILLS, ids=lambda s: s.name)
+def test_backfill_equals_in_order(stack: Stack, scenario, extractor: str) -> None:  # type: ignore[no-untyped-def]
+    states = []
+    for sc in (scenario, BY_NAME[f"{scenario.name}_in_order"]):
+        run = stack.runs.get((sc.name, extractor)) or run_scenario(
+            stack, sc, extractor, checks=False
+        )
+        states.append(final_state(run))
+    assert states[0] == states[1], f"backfilled: {states[0]}\nin order:   {states[1]}"
