@@ -216,10 +216,10 @@ class Run:
         for step in self.scenario.steps:
             if isinstance(step, dsl.Say):
                 if pending and pending[-1].session != step.session:
-                    # a new session starts once the last one was processed
+                    # One batch per session. The single worker takes jobs in
+                    # the order they were sent, so a session is processed
+                    # before the next one starts without waiting here.
                     flush()
-                    self.wait()
-                    dirty = False
                 pending.append(step)
                 continue
             flush()
