@@ -15,7 +15,7 @@ import time
 import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,7 @@ def _day(value: Any) -> str | None:
 def _days(expected: dsl.Day) -> tuple[str, ...]:
     if isinstance(expected, str):
         expected = (expected,)
-    today = date.today().isoformat()
+    today = datetime.now(UTC).date().isoformat()
     return tuple(today if d == "TODAY" else d for d in expected)
 
 
@@ -250,6 +250,14 @@ class Run:
 
     def fail(self, message: str) -> None:
         raise ScenarioFailure(message)
+
+    def extractors_used(self) -> set[str]:
+        """Which extractor the worker ran on this space's turns (a harness
+        precondition, read from the job rows: no API exposes it)."""
+        from memory.models import IngestJob
+
+        results = IngestJob.objects.filter(space__name=self.space).values_list("result", flat=True)
+        return {r["extractor"] for r in results if r and r.get("extractor")}
 
     def dump(self) -> str:
         """The space's fact rows and job results, to read next to a failure

@@ -24,6 +24,8 @@ def test_scenario(stack: Stack, scenario, extractor: str) -> None:  # type: igno
     run = run_scenario(stack, scenario, extractor)
     if extractor == "llm" and any(t.facts for t in scenario.turns):
         assert len(stack.llm.requests) > asked, "the llm worker never asked the fake LLM"
+    used = run.extractors_used()
+    assert used <= {extractor}, f"the {extractor} run was extracted by {used}"
     if extractor == "llm":
         missed = [t for t in stack.good.misses if t in {s.text for s in scenario.turns}]
         assert not missed, f"turns the fake LLM has no script for: {missed}"
