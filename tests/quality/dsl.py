@@ -156,14 +156,17 @@ class Context:
     """GET /context: `current` appear in a line presented as current,
     `not_current` never do, `absent` appear nowhere in the recalled block,
     `no_line`: no entry's own text begins with it (a neighbouring turn is
-    folded into its hit, not a line of its own), `empty`: the recalled block
-    is empty."""
+    folded into its hit, not a line of its own), `history`: former facts shown
+    as 'formerly (until day)', `empty`: the recalled block is empty. Every
+    context answer must list current facts, then episodes, then history."""
 
     query: str
     current: tuple[str, ...] = ()
     not_current: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()
     no_line: tuple[str, ...] = ()
+    # (text, day): a 'formerly (until day)' line with the text
+    history: tuple[tuple[str, str], ...] = ()
     empty: bool = False
     as_of: str | None = None
     known_at: str | None = None

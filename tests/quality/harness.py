@@ -426,6 +426,8 @@ class Run:
     def check_context(self, c: dsl.Context) -> None:
         recalled = self.context(c.query, as_of=c.as_of, known_at=c.known_at)
         items = context_items(recalled)
+        if not _ordered(items):
+            self.fail(f"not current facts, then episodes, then history:\n{recalled}")
         if c.empty and recalled.strip():
             self.fail(f"recalled block should be empty:\n{recalled}")
         for s in c.current:
@@ -438,6 +440,12 @@ class Run:
         for s in c.absent:
             if _has_word(recalled, s):
                 self.fail(f"{s!r} should not appear:\n{recalled}")
+        for s, day in c.history:
+            if not any(
+                kind == "history" and _has_word(line, s) and f"until {day}" in line
+                for kind, line in items
+            ):
+                self.fail(f"no 'formerly (until {day})' line with {s!r}:\n{recalled}")
         for s in c.no_line:
             bad = [line for _, line in items if _own_text(line).startswith(_fold(s))]
             if bad:
@@ -482,9 +490,19 @@ class Run:
         }
         stale_objects = {o for _, o in self.scenario.stale_slots()} - live
         stale_turns = [_fold(t.text) for t in self.scenario.stale_turns()]
+        said = {_fold(t.text)[:60]: t.ts[:10] for t in self.scenario.turns}
         for query in self.truth_queries():
             recalled = self.context(query)
-            for kind, line in context_items(recalled):
+            items = context_items(recalled)
+            if not _ordered(items):
+                problems.append(f"[{query}] not current, then episodes, then history: {recalled}")
+            for kind, line in items:
+                if kind == "episode":
+                    m = re.search(r"said on (\d{4}-\d{2}-\d{2})", line)
+                    own = _own_text(line)
+                    for head, day in said.items():
+                        if own.startswith(head) and (m is None or m.group(1) != day):
+                            problems.append(f"[{query}] turn said on {day} dated otherwise: {line}")
                 folded = _fold(line)
                 if kind == "current":
                     if _body(line) in ended_texts:
@@ -532,6 +550,14 @@ def _body(line: str) -> str:
     """A recalled line's text without its list marker and its (...) / [...] labels."""
     text = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", line.strip().removeprefix("- "))
     return _fold(text).rstrip(" .")
+
+
+_ORDER = {"current": 0, "episode": 1, "history": 2}
+
+
+def _ordered(items: list[tuple[str, str]]) -> bool:
+    ranks = [_ORDER[kind] for kind, _ in items]
+    return ranks == sorted(ranks)
 
 
 def _own_text(line: str) -> str:

@@ -80,6 +80,12 @@ SCENARIOS: list[Scenario] = [
                 types=("fact",),
             ),
             Core(has=("Bosch",), lacks=("Siemens",)),
+            Context(
+                "Siemens or Bosch?",
+                current=("Bosch",),
+                not_current=("Siemens",),
+                history=(("Siemens", "2025-06-02"),),
+            ),
         ),
     ),
     Scenario(
@@ -358,7 +364,10 @@ SCENARIOS: list[Scenario] = [
             say("s1", "2025-03-01", "I live in Hamburg, near the harbour.", lives("Hamburg")),
             say("s2", "2025-06-20", "I've moved to Munich for the new job.", lives("Munich")),
             Context(
-                "Hamburg or Munich, where do I live?", current=("Munich",), not_current=("Hamburg",)
+                "Hamburg or Munich, where do I live?",
+                current=("Munich",),
+                not_current=("Hamburg",),
+                history=(("Hamburg", "2025-06-20"),),
             ),
             Context("where do I live", current=("Munich",), not_current=("Hamburg",)),
             Recall(
@@ -635,6 +644,35 @@ SCENARIOS: list[Scenario] = [
                 (W("Graz", "2025-10-01"), W("Vienna", "2025-04-04", "2025-10-01")),
             ),
             Facts(predicate="lives_in", objects=()),
+        ),
+    ),
+    Scenario(
+        "my_sister_by_apposition",
+        "'My sister Noor lives in Cairo' links 'my sister' to Noor: 'my sister moved' is Noor's move.",
+        (
+            say(
+                "s1",
+                "2025-01-11",
+                "My sister Noor lives in Cairo with her two kids.",
+                F("User's sister is Noor", "sister", "Noor"),
+                lives("Cairo", subject="Noor", importance=0.6),
+            ),
+            say(
+                "s2",
+                "2025-03-20",
+                "My sister moved to Alexandria on March 3rd, closer to the sea.",
+                lives("Alexandria", subject="Noor", valid_from="2025-03-03", importance=0.6),
+            ),
+            Chain(
+                "Noor",
+                "lives_in",
+                (W("Alexandria", "2025-03-03"), W("Cairo", "2025-01-11", "2025-03-03")),
+            ),
+            Facts(
+                subject="noor", predicate="lives_in", objects=("Alexandria",), answer_subject="Noor"
+            ),
+            Facts(predicate="lives_in", objects=()),
+            Context("Cairo Alexandria", current=("Alexandria",), not_current=("Cairo",)),
         ),
     ),
     Scenario(
@@ -1281,7 +1319,12 @@ SCENARIOS: list[Scenario] = [
                 "I moved to Galway on July 1st.",
                 lives("Galway", valid_from="2025-07-01"),
             ),
-            Context("Dublin Galway", current=("Galway",), not_current=("Dublin",)),
+            Context(
+                "Dublin Galway",
+                current=("Galway",),
+                not_current=("Dublin",),
+                history=(("Dublin", "2025-07-01"),),
+            ),
             Context(
                 "Dublin Galway", as_of="2025-03-01", current=("Dublin",), not_current=("Galway",)
             ),
