@@ -301,7 +301,10 @@ class Run:
             if c.answer_subject is not None and f.get("subject") != c.answer_subject:
                 self.fail(f"subject {f.get('subject')!r}, want {c.answer_subject!r}: {_brief([f])}")
         for obj, day in c.since.items():
-            [f] = [f for f in got if _fold(f["object"]) == _fold(obj)]
+            hits = [f for f in got if _fold(f["object"]) == _fold(obj)]
+            if len(hits) != 1:
+                self.fail(f"{obj}: {len(hits)} current facts, want one")
+            f = hits[0]
             if _day(f["valid_from"]) not in _days(day):
                 self.fail(f"{obj}: valid_from {f['valid_from']}, want {day}")
 

@@ -887,6 +887,12 @@ SCENARIOS: list[Scenario] = [
                 stale=("Klarna",),
                 types=("fact",),
             ),
+            Recall(
+                "where did I work, Spotify or Klarna?",
+                as_of="2025-03-01",
+                current=("Spotify",),
+                absent=("I work at Klarna now",),
+            ),
             Chain(
                 "user",
                 "works_at",
@@ -1031,6 +1037,27 @@ SCENARIOS: list[Scenario] = [
         ),
     ),
     # --- the assistant's guesses, small talk, questions -----------------------------------
+    Scenario(
+        "assistant_repeats_old_fact",
+        "The assistant asks about the old employer; that revives nothing.",
+        (
+            say("s1", "2025-01-27", "I work at Unilever on the soap brands.", works("Unilever")),
+            say("s2", "2025-05-12", "I work at Danone now, new challenge.", works("Danone")),
+            bot(
+                "s3",
+                "2025-06-01",
+                "How are things at Unilever these days? You work at Unilever, right?",
+            ),
+            say("s3", "2025-06-01", "I told you, I'm at Danone now!", works("Danone")),
+            Facts(predicate="works_at", objects=("Danone",), since={"Danone": "2025-05-12"}),
+            Chain(
+                "user",
+                "works_at",
+                (W("Danone", "2025-05-12"), W("Unilever", "2025-01-27", "2025-05-12")),
+            ),
+            Core(has=("Danone",), lacks=("Unilever",)),
+        ),
+    ),
     Scenario(
         "assistant_guess_city",
         "The assistant's guess 'you live in Paris?' and a 'haha ok' write nothing.",
