@@ -110,6 +110,8 @@ SCENARIOS: list[Scenario] = [
             Facts(predicate="works_at", objects=("Deloitte",), as_of="2025-05-01"),
             Core(lacks=("Deloitte",)),
             Context("Deloitte audit job", not_current=("Deloitte",)),
+            Recall("Deloitte", include_history=True, stale=("Deloitte",), types=("fact",)),
+            Recall("Deloitte", absent=("User works at Deloitte",), types=("fact",)),
         ),
     ),
     Scenario(
@@ -456,6 +458,11 @@ SCENARIOS: list[Scenario] = [
             Facts(predicate="lives_in", objects=()),
             Chain("user", "lives_in", (W("Ghent", "2025-03-01", "2025-09-10"),)),
             Context("Ghent", not_current=("Ghent",)),
+            Recall(
+                "Ghent",
+                stale_turns=("I live in Ghent",),
+                fresh_turns=("I don't live in Ghent anymore",),
+            ),
         ),
     ),
     # --- identity: names, nicknames, third person ------------------------------------
