@@ -40,12 +40,18 @@ def test_scenario(stack: Stack, scenario, extractor: str) -> None:  # type: igno
 @pytest.mark.parametrize("extractor", EXTRACTORS)
 def test_context_never_presents_the_past_as_now(stack: Stack, extractor: str) -> None:
     problems: list[str] = []
+    seen = 0
     for scenario in SCENARIOS:
         run = stack.runs.get((scenario.name, extractor))
         if run is None:  # selected on its own: write the scenario first
             run = run_scenario(stack, scenario, extractor, checks=False)
         problems += [f"{scenario.name}: {p}" for p in run.context_truth()]
+        seen += run.stale_seen
     assert not problems, "\n".join(problems)
+    # The check means something only if /context did show the past: stale
+    # turns and former facts, labelled as such, in most scenarios that have any.
+    with_past = sum(bool(s.stale_turns()) for s in SCENARIOS)
+    assert seen >= with_past, f"only {seen} stale entries shown over {with_past} scenarios"
 
 
 BACKFILLS = [s for s in SCENARIOS if s.name.startswith("backfill_") and "_in_order" not in s.name]
