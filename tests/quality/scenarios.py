@@ -736,6 +736,37 @@ SCENARIOS: list[Scenario] = [
         ),
     ),
     Scenario(
+        "relative_retraction",
+        "'Ruth doesn't work at the library anymore' ends Ruth's job, not the user's.",
+        (
+            say(
+                "s1",
+                "2025-02-02",
+                "My mom Ruth works at the city library. I work at Aldi.",
+                F("User's mom is Ruth", "mom", "Ruth"),
+                works("the city library", subject="Ruth", importance=0.6),
+                works("Aldi"),
+            ),
+            say(
+                "s2",
+                "2025-09-15",
+                "Ruth doesn't work at the city library anymore, she retired.",
+                F(
+                    "Ruth no longer works at the city library",
+                    "works_at",
+                    "the city library",
+                    "Ruth",
+                    retract=True,
+                    importance=0.6,
+                ),
+            ),
+            Facts(subject="Ruth", predicate="works_at", objects=()),
+            Chain("Ruth", "works_at", (W("the city library", "2025-02-02", "2025-09-15"),)),
+            Chain("user", "works_at", (W("Aldi", "2025-02-02"),)),
+            Facts(predicate="mom", objects=("Ruth",)),
+        ),
+    ),
+    Scenario(
         "husband_role_change",
         "The husband's job title changes; the user's own role is untouched.",
         (
