@@ -148,6 +148,8 @@ RELATIONS = {
     "son": "son",
     "daughter": "daughter",
     "best friend": "best_friend",
+    "best mate": "best_friend",
+    "mate": "friend",
     "friend": "friend",
     "boss": "boss",
     "manager": "manager",
@@ -218,7 +220,8 @@ COMMON = frozenset(
     own sure fine right wrong real whole sort kind type way thing things stuff
     lives live lived works work worked moved relocated is isn't hates hate loves love likes like
     studies study says said thinks think knows has hasn't goes went gets got makes made keeps
-    wants needs plays runs started just teaches
+    wants needs plays runs started just teaches one two three four five six seven eight
+    nine ten twelve
     """.split()
 )
 # A lower-case word after "the" that is a time, not an employer ("at the weekend").

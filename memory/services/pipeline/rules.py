@@ -44,6 +44,8 @@ _NAT = _alt(lx.NATIONALITIES)
 _COND = _alt([*lx.CONDITION_PHRASES, *lx.CONDITIONS])
 _COND_ADJ = _alt(lx.CONDITION_ADJECTIVES)
 _I_AM = r"(?:i'm|i am)"
+# "my little brother", "my twin sister", "our cocker spaniel"
+_MOD = r"(?:(?:little|big|older|younger|elder|twin|baby|kid|old|dear|cocker|springer|toy|miniature|rescue) )?"
 _WE_ARE = r"(?:i'm|i am|we're|we are)"
 _ADV = r"(?:(?:just|now|also|recently|finally|currently|still|both|actually|really|only|mostly|all) )*"
 _O = r"(?P<o>[^.;!?]+)"
@@ -172,9 +174,10 @@ _STOP = re.compile(
     r"really|no contest|by the way|i think)\b.*$",
     re.I,
 )
-_CONNECT = frozenset("de do da dos das del della di du la le el upon am on of and & van von der".split())
+_CONNECT = frozenset("de do da dos das del della di du la le el upon am of and & van von der".split())
 _NON_NAMES = frozenset(
     "I The My Our A An He She They It This That We You Everyone Nobody Someone Monday Tuesday "
+    "We've We're They're You're Let's It's That's There's Here's What's "
     "Wednesday Thursday Friday Saturday Sunday Yes No Ok Okay Hi Hello Hey Thanks Sorry Just".split()
 ) | frozenset(dates.MONTH_NAMES)
 _DEICTIC = frozenset(
@@ -188,7 +191,7 @@ def _cut(raw: str) -> str:
     return _STOP.sub("", raw.strip()).strip(" .!?'\"")
 
 
-def _proper_run(raw: str, *, max_words: int = 4) -> str:
+def _proper_run(raw: str, *, max_words: int = 4, connect: bool = True) -> str:
     """The leading run of capitalised words: "Hamburg near the harbour" ->
     "Hamburg", "São Paulo", "Rio de Janeiro", "Paddington 2"."""
     out: list[str] = []
@@ -199,7 +202,7 @@ def _proper_run(raw: str, *, max_words: int = 4) -> str:
             break
         if core[:1].isupper() or (out and core.isdigit() and len(core) <= 4):
             out.append(core)
-        elif out and core.lower() in _CONNECT and not ends:
+        elif connect and out and core.lower() in _CONNECT and not ends:
             out.append(core)
         else:
             break
@@ -209,8 +212,7 @@ def _proper_run(raw: str, *, max_words: int = 4) -> str:
         out.pop()
     if len(out) > max_words:
         return ""
-    # "Dr" and "Dr." are part of a name; a trailing possessive is not.
-    return " ".join(out).removesuffix("'s")
+    return " ".join(out)
 
 
 def _lower_run(raw: str, *, max_words: int = 3) -> str:
@@ -251,7 +253,8 @@ class _Turn:
         if m:
             prefix, raw = m.group(1) + " ", raw[m.end() :]
         if self.cased:
-            got = _proper_run(raw, max_words=3)
+            # A trailing possessive is not part of a name ("Sam's brother").
+            got = _proper_run(raw, max_words=3).removesuffix("'s")
             if not got and loose:
                 m = re.match(r"([^\W\d_][\w'-]+)", raw)
                 got = m.group(1) if m and m.group(1).lower() not in lx.COMMON else ""
@@ -271,13 +274,16 @@ class _Turn:
             raw = m.group("p")
         elif re.match(r"(?:a|an|the|our|my)\b", raw, re.I):
             return ""
-        got = _proper_run(raw, max_words=3) if self.cased else _lower_run(_cut(raw), max_words=3)
+        if self.cased:
+            got = _proper_run(dates.strip(raw), max_words=3)
+        else:
+            got = _lower_run(_cut(dates.strip(raw)), max_words=3)
         if not got or got.split()[0] in _NON_NAMES or any(ch.isdigit() for ch in got):
             return ""
         return got
 
     def org(self, raw: str) -> str:
-        raw = _OBJECT_END.split(raw.strip(), maxsplit=1)[0]
+        raw = _OBJECT_END.split(dates.strip(raw.strip()), maxsplit=1)[0]
         m = re.search(r"\b(?:called|named)\s+(?P<n>.+)", raw, re.I)
         if m:
             return self.name(m.group("n"), loose=True)
@@ -562,7 +568,7 @@ class _Fake:
 
 def _relation_name(m: re.Match[str], t: _Turn) -> list[Candidate]:
     rel = lx.RELATIONS.get(m.group("rel").lower(), "")
-    kind = lx.PETS.get(m.group("rel").lower()) if not rel else None
+    kind = (lx.PETS.get(m.group("rel").lower()) or lx.BREEDS.get(m.group("rel").lower())) if not rel else None
     predicate = rel or kind or ""
     if not predicate:
         return []
@@ -606,8 +612,13 @@ def _person_fact(m: re.Match[str], t: _Turn) -> list[Candidate]:
     rel_word = (m.group("rel") or "").lower()
     rel = lx.RELATIONS.get(rel_word, "")
     if rel_word and not rel:
-        return []  # a pet's home or job is not a fact worth keeping
+        # A pet's home or job is not a fact worth keeping; its name is.
+        pet = lx.PETS.get(rel_word) or lx.BREEDS.get(rel_word)
+        name = t.name(m.group("name")) if pet and m.group("name") else ""
+        return _keep(_c(pet, f"User's {pet} is {name}", name, importance=0.7)) if pet and name else []
     name = t.name(m.group("name")) if m.group("name") else ""
+    if m.group("name") and not name:
+        return []
     if m.group("pron"):
         subject = t.person
     elif m.group("who"):
@@ -863,7 +874,7 @@ def _uses_many(m: re.Match[str], t: _Turn) -> list[Candidate]:
 
 def _learning(m: re.Match[str], t: _Turn) -> list[Candidate]:
     raw = re.sub(r"^(?:to (?:play|speak|use|cook|make|code in) )?(?:the )?", "", m.group("o"), flags=re.I)
-    got = _proper_run(raw, max_words=2) if t.cased else ""
+    got = _proper_run(raw, max_words=2, connect=False) if t.cased else ""
     if not got:
         word = re.match(r"([a-z][\w-]+)\b", raw)
         if word and word.group(1) not in lx.COMMON and not word.group(1).endswith("ing"):
@@ -921,6 +932,7 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
         re.compile(r"\bi (?:quit|left|lost) my (?:job|position)\b|\bi (?:got fired|was fired|got laid off|was laid off)\b", re.I),
         lambda m, t: [_retraction("works_at", "")],
     ),
+    (re.compile(r"^(?:so |well |and )?i (?:just |finally )?quit\W*$", re.I), lambda m, t: [_retraction("works_at", "")]),
     (
         re.compile(r"\bi (?:quit|left) (?!my\b|smoking|drinking|social|school|home|early|the\b)(?P<o>[^.;!?]+)", re.I),
         lambda m, t: [_retraction("works_at", o)] if (o := t.org(m.group("o"))) else [],
@@ -962,6 +974,7 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     # identity
     (re.compile(rf"\bmy (?:full )?(?:name is|name's) {_NAME}", re.I), _name),
     (re.compile(rf"\b{_I_AM} called {_NAME}", re.I), _name),
+    (re.compile(rf"^(?:(?:hi|hey|hello)(?: there)?[,!.]*\s+)?name's {_NAME}", re.I), _name),
     (re.compile(r"^(?:hi|hello|hey)(?: there| all| everyone)?[,!.]*\s+i'm (?P<o>[^.;!?]+)", re.I), _greeting_name),
     (
         re.compile(
@@ -1010,7 +1023,7 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     (
         re.compile(
             r"^(?:(?:and|but|so|also|oh|well|btw)\s+)*"
-            rf"(?:(?:my|our) (?P<rel>{_REL}|{_PET})(?:,? (?P<name>[\w'-]+(?: [\w'-]+)?),?)?|(?P<pron>she|he)|"
+            rf"(?:(?:my|our) {_MOD}(?P<rel>{_REL}|{_PET}|{_BREED})(?:,? (?P<name>[\w'-]+(?: [\w'-]+)?),?)?|(?P<pron>she|he)|"
             r"(?P<who>[\w'-]+(?: [\w'-]+)?))"
             rf"(?: {_ADV}|(?='))(?P<verb>lives in|lives|moved to|relocated to|is based in|is living in|works (?:at|for)|"
             r"is working (?:at|for)|studies at|is studying at|is (?:now )?(?:a|an)|'s (?:now )?(?:a|an)) "
@@ -1021,7 +1034,7 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     ),
     (
         re.compile(
-            rf"\b(?:my|our) (?P<rel>{_REL}|{_PET})(?:'s name is| is called| is named| is|,)? {_NAME}",
+            rf"\b(?:my|our) {_MOD}(?P<rel>{_REL}|{_PET}|{_BREED})(?:'s name is| is called| is named| is|,)? {_NAME}",
             re.I,
         ),
         _relation_name,
@@ -1033,7 +1046,7 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     # education before work: "I'm a student at X" is a school, not a job
     (
         re.compile(
-            rf"\b{_I_AM} (?:a |an )?(?:[\w'-]+ )?(?:student|undergrad|undergraduate|postgrad|"
+            rf"\b{_I_AM} (?:a |an )?(?:[\w'-]+ ){{0,2}}(?:student|undergrad|undergraduate|postgrad|"
             rf"postgraduate|fresher) at {_O}",
             re.I,
         ),
@@ -1068,7 +1081,7 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
         re.compile(
             rf"\b(?:i(?:'ve| have)? (?:just |recently |finally )?joined|i got a (?:new )?job (?:at|with)|"
             rf"i (?:just |recently )?started (?:a new job |working |my new job )?at|"
-            rf"(?:new job[!.,]* )?starting (?:at|with)) {_O}",
+            rf"(?:new job[!.,]* )?starting (?:at|with)|^(?:just )?(?:started|joined) (?:at|with)) {_O}",
             re.I,
         ),
         _works_at(0.75),
@@ -1228,7 +1241,7 @@ _PLAN_STARTERS = re.compile(
     r"|^(?:my|our) (?P<noun2>(?:[\w'-]+ ){0,2}[\w-]+) (?:is|are) (?:on|in|next|this|tomorrow)\b",
     re.I,
 )
-_NOT_PLANS = frozenset("going trying thinking looking heading feeling wondering working".split())
+_NOT_PLANS = frozenset("trying thinking looking heading feeling wondering working".split())
 
 
 def _event_key(clause: str) -> str:
@@ -1350,7 +1363,7 @@ def _inherit(clause: str, previous: str) -> str:
         return clause
     if re.match(rf"^{_FIRST_SUBJECT}\b", previous, re.I):
         return "I " + clause
-    m = re.match(rf"^(?:my|our) (?:{_REL})(?:,? (?-i:([A-Z][\w'-]+)))?", previous, re.I)
+    m = re.match(rf"^(?:my|our) {_MOD}(?:{_REL})(?:,? (?-i:([A-Z][\w'-]+)))?", previous, re.I)
     if m:
         return f"{m.group(1) or m.group(0)} {clause}"
     m = re.match(r"^(?-i:([A-Z][\w'-]+)) (?:lives|works|moved|is|studies)\b", previous)
