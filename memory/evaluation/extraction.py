@@ -47,7 +47,12 @@ _EVENT_STOP = _ARTICLES | frozenset(
     "i we me us to of for in on at with and am is are was were be been going will "
     "just finally really".split()
 )
-_SUBJECT_SYNONYMS = {"mum": "mom", "mother": "mom", "grandma": "grandmother", "neighbor": "neighbour"}
+_SUBJECT_SYNONYMS = {
+    "mum": "mom",
+    "mother": "mom",
+    "grandma": "grandmother",
+    "neighbor": "neighbour",
+}
 
 CLASSES = (
     "identity",
@@ -64,13 +69,31 @@ CLASSES = (
     "retraction",
 )
 _CLASS_OF = {
-    **dict.fromkeys(("name", "nickname", "age", "birthday", "from", "born_in", "nationality"), "identity"),
+    **dict.fromkeys(
+        ("name", "nickname", "age", "birthday", "from", "born_in", "nationality"), "identity"
+    ),
     **dict.fromkeys(("role", "works_at"), "work"),
     "lives_in": "home",
     **dict.fromkeys(("studies", "studies_at", "graduated_from"), "education"),
     **dict.fromkeys(
-        ("dog", "cat", "pet", "rabbit", "parrot", "hamster", "tortoise", "horse", "guinea_pig",
-         "fish", "bird", "snake", "lizard", "gecko", "ferret", "budgie"),
+        (
+            "dog",
+            "cat",
+            "pet",
+            "rabbit",
+            "parrot",
+            "hamster",
+            "tortoise",
+            "horse",
+            "guinea_pig",
+            "fish",
+            "bird",
+            "snake",
+            "lizard",
+            "gecko",
+            "ferret",
+            "budgie",
+        ),
         "pets",
     ),
     **dict.fromkeys(("allergic_to", "intolerant_to", "diet", "condition", "avoids"), "health"),
@@ -204,7 +227,9 @@ def load(path: Path = DEFAULT_CORPUS) -> list[Example]:
                     )
                     for x in row.get("facts", [])
                 ]
-                examples.append(Example(text=str(row["text"]), facts=facts, label=row.get("class", "none")))
+                examples.append(
+                    Example(text=str(row["text"]), facts=facts, label=row.get("class", "none"))
+                )
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise ValueError(f"{path}:{number}: {exc}") from None
     return examples

@@ -42,8 +42,16 @@ def test_the_rule_extractor_meets_the_thresholds():
         (Fact("Anna", "lives_in", "Kraków"), Fact("anna", "lives_in", "Krakow"), True),
         (Fact("user", "lives_in", "Lisbon", True), Fact("user", "lives_in", "Lisbon"), False),
         (Fact("user", "lives_in", "Lisbon"), Fact("Anna", "lives_in", "Lisbon"), False),
-        (Fact("user", "lives_in", "Hamburg, in a small flat"), Fact("user", "lives_in", "Hamburg"), False),
-        (Fact("user", "event", "ran my first marathon"), Fact("user", "event", "ran first marathon"), True),
+        (
+            Fact("user", "lives_in", "Hamburg, in a small flat"),
+            Fact("user", "lives_in", "Hamburg"),
+            False,
+        ),
+        (
+            Fact("user", "event", "ran my first marathon"),
+            Fact("user", "event", "ran first marathon"),
+            True,
+        ),
         (Fact("user", "event", "ran a 10k"), Fact("user", "event", "ran first marathon"), False),
     ],
 )
@@ -113,7 +121,9 @@ def test_no_wrong_fact_reaches_core_memory(space):
     ]
     for start in range(0, len(batch), 200):
         accept_turns(space=space, turns=batch[start : start + 200])
-    for job_id in IngestJob.objects.filter(space=space, status="pending").values_list("id", flat=True):
+    for job_id in IngestJob.objects.filter(space=space, status="pending").values_list(
+        "id", flat=True
+    ):
         run_job(job_id)
 
     lines = {
@@ -136,5 +146,7 @@ def test_no_wrong_fact_reaches_core_memory(space):
             ]
             got = Fact(item.subject, item.predicate, item.object)
             if not any(extraction.same_fact(got, want) for want in labels):
-                wrong.append(f"{line!r} from {[examples[int(r[1:])].text for r in item.source_turn_refs]}")
+                wrong.append(
+                    f"{line!r} from {[examples[int(r[1:])].text for r in item.source_turn_refs]}"
+                )
     assert wrong == []

@@ -35,8 +35,10 @@ class Command(BaseCommand):
         took = time.perf_counter() - started
         out = self.stdout.write
         out(f"{report.sentences} sentences, {took * 1000:.0f} ms")
-        out(f"{'class':<12} {'extracted':>9} {'correct':>7} {'labelled':>8} {'found':>5}"
-            f" {'precision':>9} {'recall':>6}")
+        out(
+            f"{'class':<12} {'extracted':>9} {'correct':>7} {'labelled':>8} {'found':>5}"
+            f" {'precision':>9} {'recall':>6}"
+        )
         rows = [(name, report.by_class[name]) for name in sorted(report.by_class)]
         for name, c in [*rows, ("overall", report.overall)]:
             out(

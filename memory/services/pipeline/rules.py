@@ -47,7 +47,9 @@ _I_AM = r"(?:i'm|i am)"
 # "my little brother", "my twin sister", "our cocker spaniel"
 _MOD = r"(?:(?:little|big|older|younger|elder|twin|baby|kid|old|dear|cocker|springer|toy|miniature|rescue) )?"
 _WE_ARE = r"(?:i'm|i am|we're|we are)"
-_ADV = r"(?:(?:just|now|also|recently|finally|currently|still|both|actually|really|only|mostly|all) )*"
+_ADV = (
+    r"(?:(?:just|now|also|recently|finally|currently|still|both|actually|really|only|mostly|all) )*"
+)
 _O = r"(?P<o>[^.;!?]+)"
 # A name slot reads a few words, so what follows it is read by other patterns.
 _NAME = r"(?P<o>[\w'.-]+(?: [\w'.-]+){0,3})"
@@ -174,7 +176,9 @@ _STOP = re.compile(
     r"really|no contest|by the way|i think)\b.*$",
     re.I,
 )
-_CONNECT = frozenset("de do da dos das del della di du la le el upon am of and & van von der".split())
+_CONNECT = frozenset(
+    "de do da dos das del della di du la le el upon am of and & van von der".split()
+)
 _NON_NAMES = frozenset(
     "I The My Our A An He She They It This That We You Everyone Nobody Someone Monday Tuesday "
     "We've We're They're You're Let's It's That's There's Here's What's "
@@ -535,17 +539,24 @@ def _studies(m: re.Match[str], t: _Turn) -> list[Candidate]:
 
 
 def _studies_at(m: re.Match[str], t: _Turn) -> list[Candidate]:
-    uni = t.org(m.group("o"))
+    return _school_at(m.group("o"), t)
+
+
+def _school_at(raw: str, t: _Turn) -> list[Candidate]:
+    uni = t.org(raw)
     return _keep(_c("studies_at", f"User studies at {uni}", uni, importance=0.75)) if uni else []
 
 
 def _school(m: re.Match[str], t: _Turn) -> list[Candidate]:
     # "I go to X" is a school only when X says so.
-    if not re.search(r"\b(?:school|high|college|university|uni|academy|institute|polytechnic)\b",
-                     m.group("o"), re.I):
+    if not re.search(
+        r"\b(?:school|high|college|university|uni|academy|institute|polytechnic)\b",
+        m.group("o"),
+        re.I,
+    ):
         return []
     raw = re.sub(r"^the\s+(?=University|College|School)", "", m.group("o").strip())
-    return _studies_at(_Fake(raw), t)
+    return _school_at(raw, t)
 
 
 def _graduated(m: re.Match[str], t: _Turn) -> list[Candidate]:
@@ -553,22 +564,13 @@ def _graduated(m: re.Match[str], t: _Turn) -> list[Candidate]:
     return _keep(_c("graduated_from", f"User graduated from {org}", org)) if org else []
 
 
-class _Fake:
-    """A match-like holder of one `o` group, for builders that call builders."""
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def group(self, name: str) -> str:
-        return self._value
-
-    def groupdict(self) -> dict[str, str]:
-        return {"o": self._value}
-
-
 def _relation_name(m: re.Match[str], t: _Turn) -> list[Candidate]:
     rel = lx.RELATIONS.get(m.group("rel").lower(), "")
-    kind = (lx.PETS.get(m.group("rel").lower()) or lx.BREEDS.get(m.group("rel").lower())) if not rel else None
+    kind = (
+        (lx.PETS.get(m.group("rel").lower()) or lx.BREEDS.get(m.group("rel").lower()))
+        if not rel
+        else None
+    )
     predicate = rel or kind or ""
     if not predicate:
         return []
@@ -581,16 +583,32 @@ def _relation_name(m: re.Match[str], t: _Turn) -> list[Candidate]:
 
 
 def _pet_named(m: re.Match[str], t: _Turn) -> list[Candidate]:
-    word = m.group("rel").lower()
+    return _pets(m.group("rel").lower(), m.group("o"), t)
+
+
+# "two cats, Salt and Pepper": the plural names the kind.
+_SINGULAR = {
+    "cats": "cat",
+    "dogs": "dog",
+    "kittens": "kitten",
+    "puppies": "puppy",
+    "rabbits": "rabbit",
+}
+
+
+def _pets(word: str, raw: str, t: _Turn) -> list[Candidate]:
+    word = _SINGULAR.get(word, word)
     kind = lx.PETS.get(word) or lx.BREEDS.get(word) or lx.RELATIONS.get(word)
     if not kind:
         return []
-    names = re.split(r"\s+(?:and|&)\s+|,\s*", m.group("o").strip())
+    names = re.split(r"\s+(?:and|&)\s+|,\s*", raw.strip())
     out: list[Candidate] = []
     for raw in names[:3]:
         name = t.name(raw, loose=True)
         if name:
-            out += _keep(_c(kind, f"User's {kind.replace('_', ' ')} is {name}", name, importance=0.7))
+            out += _keep(
+                _c(kind, f"User's {kind.replace('_', ' ')} is {name}", name, importance=0.7)
+            )
     return out
 
 
@@ -615,7 +633,9 @@ def _person_fact(m: re.Match[str], t: _Turn) -> list[Candidate]:
         # A pet's home or job is not a fact worth keeping; its name is.
         pet = lx.PETS.get(rel_word) or lx.BREEDS.get(rel_word)
         name = t.name(m.group("name")) if pet and m.group("name") else ""
-        return _keep(_c(pet, f"User's {pet} is {name}", name, importance=0.7)) if pet and name else []
+        return (
+            _keep(_c(pet, f"User's {pet} is {name}", name, importance=0.7)) if pet and name else []
+        )
     name = t.name(m.group("name")) if m.group("name") else ""
     if m.group("name") and not name:
         return []
@@ -668,7 +688,9 @@ def _likes(predicate: str, *, kind: str = "preference", importance: float = 0.6)
             if predicate != "prefers" and item.lower().startswith(("to ", "it ")):
                 continue
             verb = {"likes": "likes", "dislikes": "dislikes", "prefers": "prefers"}[predicate]
-            out += _keep(_c(predicate, f"User {verb} {item}", item, kind=kind, importance=importance))
+            out += _keep(
+                _c(predicate, f"User {verb} {item}", item, kind=kind, importance=importance)
+            )
         return out
 
     return build
@@ -776,7 +798,17 @@ def _avoids(m: re.Match[str], t: _Turn) -> list[Candidate]:
     words = item.lower().split()
     if not words or len(words) > 2 or words[0] in lx.COMMON or words[0] in _DEICTIC:
         return []
-    if words[0] in {"another", "any", "much", "that", "this", "out", "breakfast", "lunch", "dinner"}:
+    if words[0] in {
+        "another",
+        "any",
+        "much",
+        "that",
+        "this",
+        "out",
+        "breakfast",
+        "lunch",
+        "dinner",
+    }:
         return []
     return _keep(_c("avoids", f"User does not eat or drink {item}", item, importance=0.7))
 
@@ -873,7 +905,9 @@ def _uses_many(m: re.Match[str], t: _Turn) -> list[Candidate]:
 
 
 def _learning(m: re.Match[str], t: _Turn) -> list[Candidate]:
-    raw = re.sub(r"^(?:to (?:play|speak|use|cook|make|code in) )?(?:the )?", "", m.group("o"), flags=re.I)
+    raw = re.sub(
+        r"^(?:to (?:play|speak|use|cook|make|code in) )?(?:the )?", "", m.group("o"), flags=re.I
+    )
     got = _proper_run(raw, max_words=2, connect=False) if t.cased else ""
     if not got:
         word = re.match(r"([a-z][\w-]+)\b", raw)
@@ -885,7 +919,10 @@ def _learning(m: re.Match[str], t: _Turn) -> list[Candidate]:
 
 
 _TOPICS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b(?:my (?:job|work|employer|company|workplace|office)|where i work)\b", re.I), "works_at"),
+    (
+        re.compile(r"\b(?:my (?:job|work|employer|company|workplace|office)|where i work)\b", re.I),
+        "works_at",
+    ),
     (
         re.compile(
             r"\b(?:where i live|where i'm based|my (?:old |new )?(?:address|home|flat|apartment|city|house))\b",
@@ -914,7 +951,9 @@ _FORGET_THAT = re.compile(r"^(?:please\s+)?forget\s+that\s+(?P<c>.+)", re.I)
 PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     # retractions
     (
-        re.compile(rf"\b(?:i|we) (?:no longer|don't|do not) (?:live|reside) in {_O}(?= any ?more|$)", re.I),
+        re.compile(
+            rf"\b(?:i|we) (?:no longer|don't|do not) (?:live|reside) in {_O}(?= any ?more|$)", re.I
+        ),
         _used_to("lives_in"),
     ),
     (re.compile(rf"\b(?:i|we) no longer (?:live|reside) in {_O}", re.I), _used_to("lives_in")),
@@ -929,16 +968,28 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     ),
     (re.compile(rf"\b{_I_AM} no longer (?:at|with) {_O}", re.I), _used_to("works_at")),
     (
-        re.compile(r"\bi (?:quit|left|lost) my (?:job|position)\b|\bi (?:got fired|was fired|got laid off|was laid off)\b", re.I),
+        re.compile(
+            r"\bi (?:quit|left|lost) my (?:job|position)\b|\bi (?:got fired|was fired|got laid off|was laid off)\b",
+            re.I,
+        ),
         lambda m, t: [_retraction("works_at", "")],
     ),
-    (re.compile(r"^(?:so |well |and )?i (?:just |finally )?quit\W*$", re.I), lambda m, t: [_retraction("works_at", "")]),
     (
-        re.compile(r"\bi (?:quit|left) (?!my\b|smoking|drinking|social|school|home|early|the\b)(?P<o>[^.;!?]+)", re.I),
+        re.compile(r"^(?:so |well |and )?i (?:just |finally )?quit\W*$", re.I),
+        lambda m, t: [_retraction("works_at", "")],
+    ),
+    (
+        re.compile(
+            r"\bi (?:quit|left) (?!my\b|smoking|drinking|social|school|home|early|the\b)(?P<o>[^.;!?]+)",
+            re.I,
+        ),
         lambda m, t: [_retraction("works_at", o)] if (o := t.org(m.group("o"))) else [],
     ),
     (
-        re.compile(rf"\b{_I_AM} (?:no longer (?:a|an)|not (?:a|an)) (?=.*\b(?:any ?more|no longer)\b|){_O}", re.I),
+        re.compile(
+            rf"\b{_I_AM} (?:no longer (?:a|an)|not (?:a|an)) (?=.*\b(?:any ?more|no longer)\b|){_O}",
+            re.I,
+        ),
         lambda m, t: (
             [_retraction("role", r)]
             if (r := t.role(m.group("o"))[0])
@@ -948,7 +999,10 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     ),
     (re.compile(rf"\bi used to be (?:a|an) {_O}", re.I), _used_to("role")),
     (
-        re.compile(rf"\b{_WE_ARE} (?:no longer|not) (?:a |an )?(?P<d>{_DIET})\b(?=.*\b(?:any ?more)\b|)", re.I),
+        re.compile(
+            rf"\b{_WE_ARE} (?:no longer|not) (?:a |an )?(?P<d>{_DIET})\b(?=.*\b(?:any ?more)\b|)",
+            re.I,
+        ),
         lambda m, t: _no_diet(m, t) if re.search(r"no longer|any ?more", m.string, re.I) else [],
     ),
     (re.compile(rf"\bi (?:stopped|quit) being (?:a |an )?(?P<d>{_DIET})\b", re.I), _no_diet),
@@ -969,13 +1023,24 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
         ),
         _used_to("likes"),
     ),
-    (re.compile(rf"\bi used to (?:really )?(?:love|like|enjoy|adore) {_O}", re.I), _used_to("likes")),
-    (re.compile(rf"\bi used to (?:really )?(?:hate|dislike|detest) {_O}", re.I), _used_to("dislikes")),
+    (
+        re.compile(rf"\bi used to (?:really )?(?:love|like|enjoy|adore) {_O}", re.I),
+        _used_to("likes"),
+    ),
+    (
+        re.compile(rf"\bi used to (?:really )?(?:hate|dislike|detest) {_O}", re.I),
+        _used_to("dislikes"),
+    ),
     # identity
     (re.compile(rf"\bmy (?:full )?(?:name is|name's) {_NAME}", re.I), _name),
     (re.compile(rf"\b{_I_AM} called {_NAME}", re.I), _name),
     (re.compile(rf"^(?:(?:hi|hey|hello)(?: there)?[,!.]*\s+)?name's {_NAME}", re.I), _name),
-    (re.compile(r"^(?:hi|hello|hey)(?: there| all| everyone)?[,!.]*\s+i'm (?P<o>[^.;!?]+)", re.I), _greeting_name),
+    (
+        re.compile(
+            r"^(?:hi|hello|hey)(?: there| all| everyone)?[,!.]*\s+i'm (?P<o>[^.;!?]+)", re.I
+        ),
+        _greeting_name,
+    ),
     (
         re.compile(
             r"\b(?:(?:you can |just |please )?call me|i go by|(?:everyone|everybody|people|most people|"
@@ -998,19 +1063,28 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
         _birthday,
     ),
     (re.compile(r"\bi was born on (?P<o>[^.;!?]+)", re.I), _birthday),
-    (re.compile(rf"^(?:and |also )?{_I_AM} (?:half[- ])?(?P<o>{_NAT})\b(?! (?:food|cuisine|wine|beer|films?|music|breakfast))", re.I), _nationality),
+    (
+        re.compile(
+            rf"^(?:and |also )?{_I_AM} (?:half[- ])?(?P<o>{_NAT})\b(?! (?:food|cuisine|wine|beer|films?|music|breakfast))",
+            re.I,
+        ),
+        _nationality,
+    ),
     # partners and people
     (re.compile(rf"\b{_I_AM} (?:married to|(?:now )?wed to) {_O}", re.I), _partner("spouse")),
-    (re.compile(rf"\bi (?:married|wed) (?P<o>[^.;!?]+)", re.I), _partner("spouse")),
+    (re.compile(r"\bi (?:married|wed) (?P<o>[^.;!?]+)", re.I), _partner("spouse")),
     (re.compile(rf"\b{_I_AM} engaged to {_O}", re.I), _partner("fiance")),
-    (re.compile(rf"\bi(?:'ve| have)? been (?:dating|seeing|going out with) {_O}", re.I), _partner("partner")),
+    (
+        re.compile(rf"\bi(?:'ve| have)? been (?:dating|seeing|going out with) {_O}", re.I),
+        _partner("partner"),
+    ),
     (
         re.compile(
             r"\b(?:i|we)(?:'ve| have)? (?:got|have|adopted|rescued|got us) (?:two|three|2|3) "
-            rf"(?P<rel>cats|dogs|kittens|puppies|rabbits)[,:]? (?P<o>[^.;!?]+)",
+            r"(?P<rel>cats|dogs|kittens|puppies|rabbits)[,:]? (?P<o>[^.;!?]+)",
             re.I,
         ),
-        lambda m, t: _pet_named(_PetFix(m), t),
+        _pet_named,
     ),
     (
         re.compile(
@@ -1065,8 +1139,11 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     ),
     # work and home
     (
-        re.compile(rf"\b(?:{_I_AM}(?: now| currently)? (?:a|an)|i work as (?:a|an)|i(?:'ve| have) become (?:a|an)|"
-                   rf"my job is(?: a| an)?|i(?:'m| am) working as (?:a|an)) {_O}", re.I),
+        re.compile(
+            rf"\b(?:{_I_AM}(?: now| currently)? (?:a|an)|i work as (?:a|an)|i(?:'ve| have) become (?:a|an)|"
+            rf"my job is(?: a| an)?|i(?:'m| am) working as (?:a|an)) {_O}",
+            re.I,
+        ),
         _role,
     ),
     (
@@ -1113,12 +1190,19 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     # health
     (re.compile(rf"\b{_WE_ARE} (?:\w+ly )?allergic to {_O}", re.I), _allergy),
     (
-        re.compile(r"\bi have (?:a |an )?(?:severe |mild |bad |serious )?(?P<o>[a-z-]+) allergy\b", re.I),
+        re.compile(
+            r"\bi have (?:a |an )?(?:severe |mild |bad |serious )?(?P<o>[a-z-]+) allergy\b", re.I
+        ),
         _allergy_noun,
     ),
-    (re.compile(rf"\b{_I_AM} (?P<o>lactose|gluten|fructose|histamine|dairy) intolerant\b", re.I), _intolerance),
     (
-        re.compile(rf"\b(?:i|we)(?:'ve| have)? (?:gone|been|become|turned|went) (?P<d>{_DIET})\b", re.I),
+        re.compile(rf"\b{_I_AM} (?P<o>lactose|gluten|fructose|histamine|dairy) intolerant\b", re.I),
+        _intolerance,
+    ),
+    (
+        re.compile(
+            rf"\b(?:i|we)(?:'ve| have)? (?:gone|been|become|turned|went) (?P<d>{_DIET})\b", re.I
+        ),
         _diet,
     ),
     (
@@ -1130,11 +1214,16 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
         _diet,
     ),
     (
-        re.compile(r"\b(?:i(?:'m| am) on an?|i (?:follow|keep|eat) an?) (?P<o>[\w-]+) diet\b", re.I),
+        re.compile(
+            r"\b(?:i(?:'m| am) on an?|i (?:follow|keep|eat) an?) (?P<o>[\w-]+) diet\b", re.I
+        ),
         _diet_named,
     ),
     (
-        re.compile(rf"\bi (?:have|suffer from|was diagnosed with|live with)(?: (?:mild|severe|chronic|bad))? (?P<o>{_COND})\b", re.I),
+        re.compile(
+            rf"\bi (?:have|suffer from|was diagnosed with|live with)(?: (?:mild|severe|chronic|bad))? (?P<o>{_COND})\b",
+            re.I,
+        ),
         _condition,
     ),
     (re.compile(rf"\b{_I_AM} (?:a )?(?P<o>{_COND_ADJ})\b", re.I), _condition),
@@ -1148,15 +1237,29 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
         ),
         _project,
     ),
-    (re.compile(rf"\bmy (?:side |pet |hobby |current |latest |new |main )?project is {_O}", re.I), _project),
     (
-        re.compile(rf"\b(?:i|we) (?:maintain|run|founded|started|built|created|wrote) (?=[^.;!?]*\b(?:called|named)\b){_O}", re.I),
+        re.compile(
+            rf"\bmy (?:side |pet |hobby |current |latest |new |main )?project is {_O}", re.I
+        ),
         _project,
     ),
-    (re.compile(rf"\b(?:i|we)(?: mostly| mainly| also| now| still| only| both)? use {_O}", re.I), _uses),
+    (
+        re.compile(
+            rf"\b(?:i|we) (?:maintain|run|founded|started|built|created|wrote) (?=[^.;!?]*\b(?:called|named)\b){_O}",
+            re.I,
+        ),
+        _project,
+    ),
+    (
+        re.compile(rf"\b(?:i|we)(?: mostly| mainly| also| now| still| only| both)? use {_O}", re.I),
+        _uses,
+    ),
     (re.compile(rf"\bi(?:'ve| have) (?:just )?(?:switched|migrated) to {_O}", re.I), _uses),
     (
-        re.compile(rf"\b(?:i|we) (?:mostly |mainly )?(?:code|program|develop|write code|deploy) (?:in|on|to) {_O}", re.I),
+        re.compile(
+            rf"\b(?:i|we) (?:mostly |mainly )?(?:code|program|develop|write code|deploy) (?:in|on|to) {_O}",
+            re.I,
+        ),
         _uses_many,
     ),
     (re.compile(rf"\b(?:my|our) (?:tech |main |usual )?stack is {_O}", re.I), _uses_many),
@@ -1166,7 +1269,10 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     ),
     # preferences
     (
-        re.compile(r"\bi (?:like|take|drink|have) my (?P<n>coffee|tea) (?P<a>black|white|strong|weak|sweet)\b", re.I),
+        re.compile(
+            r"\bi (?:like|take|drink|have) my (?P<n>coffee|tea) (?P<a>black|white|strong|weak|sweet)\b",
+            re.I,
+        ),
         _coffee,
     ),
     (
@@ -1179,7 +1285,10 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
         _likes("dislikes"),
     ),
     (
-        re.compile(rf"\b(?:i(?:'d| would)? (?:really |much |strongly |generally |usually |always )?prefer) {_O}", re.I),
+        re.compile(
+            rf"\b(?:i(?:'d| would)? (?:really |much |strongly |generally |usually |always )?prefer) {_O}",
+            re.I,
+        ),
         _prefers,
     ),
     (re.compile(rf"\bi (?:now |only |mostly |just )+(?:drink|eat) {_O}", re.I), _prefers),
@@ -1198,24 +1307,6 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
         _likes("likes"),
     ),
 ]
-
-
-class _PetFix:
-    """ "two cats, Salt and Pepper": the plural names the kind."""
-
-    def __init__(self, m: re.Match[str]) -> None:
-        self._m = m
-
-    def group(self, name: str) -> str:
-        value = self._m.group(name)
-        if name == "rel":
-            value = {"cats": "cat", "dogs": "dog", "kittens": "kitten", "puppies": "puppy", "rabbits": "rabbit"}[
-                value.lower()
-            ]
-        return value
-
-    def groupdict(self) -> dict[str, str]:
-        return {"o": self._m.group("o")}
 
 
 # --- events and plans -----------------------------------------------------------------------
@@ -1248,9 +1339,20 @@ def _event_key(clause: str) -> str:
     text = dates.strip(clause)
     text = _OBJECT_END.split(text, maxsplit=1)[0]
     text = re.sub(r"\b(?:going|planning) to\b", "going_to", text, flags=re.I)
-    words = [w.strip(".,!?;:\"()").lower() for w in text.split()]
+    words = [w.strip('.,!?;:"()').lower() for w in text.split()]
     words = [w for w in words if w and w not in _KEY_DROP and not re.fullmatch(r"[\W_]+", w)]
-    while words and words[-1] in {"on", "in", "at", "for", "of", "to", "this", "last", "next", "and"}:
+    while words and words[-1] in {
+        "on",
+        "in",
+        "at",
+        "for",
+        "of",
+        "to",
+        "this",
+        "last",
+        "next",
+        "and",
+    }:
         words.pop()
     key = " ".join(words[:7]).replace("going_to", "going to")
     return key
@@ -1350,7 +1452,9 @@ def _forget(sentence: str, t: _Turn) -> list[Candidate] | None:
         facts: list[Candidate] = []
         for clause in _clauses(m.group("c")):
             facts += _clause_facts(clause, t)
-        return [_retraction(c.predicate, c.object, subject=c.subject) for c in facts if not c.retract]
+        return [
+            _retraction(c.predicate, c.object, subject=c.subject) for c in facts if not c.retract
+        ]
     return None
 
 
@@ -1411,13 +1515,18 @@ def extract(text: str, *, now: datetime) -> list[Candidate]:
                 t.last = []
                 continue
             if re.match(r"^(?:it|them|that)\b", clause, re.I) is None and t.recent:
-                clause = re.sub(r"\b(love|like|enjoy|adore|prefer|hate) it\b", rf"\1 {t.recent}", clause)
+                clause = re.sub(
+                    r"\b(love|like|enjoy|adore|prefer|hate) it\b", rf"\1 {t.recent}", clause
+                )
             facts = _clause_facts(clause, t)
             if not facts:
                 event = _event(clause, t)
                 facts = [event] if event else []
             if facts and _NOT_ANYMORE_TAIL.search(clause):
-                facts = [c if c.retract else _retraction(c.predicate, c.object, subject=c.subject) for c in facts]
+                facts = [
+                    c if c.retract else _retraction(c.predicate, c.object, subject=c.subject)
+                    for c in facts
+                ]
             when = dates.find_date(clause, now=now)
             t.last = _add(t, facts, when=when)
         t.recent = ""
@@ -1426,7 +1535,9 @@ def extract(text: str, *, now: datetime) -> list[Candidate]:
 
 # Predicates whose object is a proper name: guessed from lower-case text they
 # are less certain, so they stay out of core memory.
-_PROPER_SLOTS = frozenset({"name", "nickname", "lives_in", "works_at", "from", "born_in", "studies_at"})
+_PROPER_SLOTS = frozenset(
+    {"name", "nickname", "lives_in", "works_at", "from", "born_in", "studies_at"}
+)
 
 
 def _add(t: _Turn, facts: list[Candidate], *, when: datetime | None) -> list[Candidate]:
