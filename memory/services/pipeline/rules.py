@@ -155,6 +155,8 @@ def _clauses(sentence: str) -> list[str]:
             before = piece.split()[-1].lower() if piece.split() else ""
             if not _BARE_SPLIT_OK.match(rest) or before in _BINDS:
                 continue
+        if not dates.strip(piece).strip(" ,"):
+            continue  # "Yesterday, I ran ...": a date alone belongs to what follows
         if piece.strip():
             out.append(piece)
         start = m.end()
@@ -409,9 +411,33 @@ def _about(subject: str, predicate: str, obj: str, *, importance: float = 0.6) -
     return _c(predicate, f"{display} {phrase} {obj}", obj, subject=subject, importance=importance)
 
 
+_NO_LONGER = {
+    "lives_in": "lives in",
+    "works_at": "works at",
+    "role": "is a",
+    "likes": "likes",
+    "dislikes": "dislikes",
+    "prefers": "prefers",
+    "diet": "is",
+    "allergic_to": "is allergic to",
+    "studies": "studies",
+    "studies_at": "studies at",
+}
+
+
 def _retraction(predicate: str, obj: str, *, subject: str = USER) -> Candidate:
-    what = predicate.replace("_", " ")
-    text = f"User no longer: {what} {obj}".strip() if obj else f"User no longer: {what}"
+    who = "User" if subject == USER else _cap(subject)
+    phrase = _NO_LONGER.get(predicate)
+    if phrase:
+        text = (
+            f"{who} no longer {phrase} {obj}" if obj else f"{who} no longer {phrase} anything known"
+        )
+        if predicate == "works_at" and not obj:
+            text = f"{who} no longer works where they worked"
+    elif obj:
+        text = f"{who}'s {predicate.replace('_', ' ')} is no longer {obj}"
+    else:
+        text = f"{who} no longer has a {predicate.replace('_', ' ')}"
     return Candidate(
         text=text, subject=subject, predicate=predicate, object=obj, importance=0.7, retract=True
     )
@@ -815,6 +841,9 @@ def _avoids(m: re.Match[str], t: _Turn) -> list[Candidate]:
 
 def _instruction(body: str) -> Candidate | None:
     body = re.sub(r"^(?:please\s+|,\s*)+", "", body.strip()).rstrip(".! ")
+    body = re.sub(
+        r",?\s+(?:from now on|going forward|in (?:the )?future|please)$", "", body, flags=re.I
+    )
     words = body.split()
     if len(words) < 2:
         return None
@@ -1363,12 +1392,14 @@ def _event(clause: str, t: _Turn) -> Candidate | None:
     or plan ("I'm flying to Tokyo next Friday"): its own fact, keyed by what
     happened, so two events never collapse into one."""
     m = dates.find(clause)
-    if m is None or _MOOD.search(clause) or not _EVENT_SUBJECT.match(clause):
+    if m is None or _MOOD.search(clause):
         return None
-    words = clause.split()
-    if not 3 <= len(words) <= 40:
+    # "On Friday I have a dentist appointment": the date comes first.
+    rest = clause[m.end() :].lstrip(" ,") if m.start() == 0 else clause
+    subject = _EVENT_SUBJECT.match(rest)
+    if subject is None or not 3 <= len(clause.split()) <= 40:
         return None
-    body = clause[_EVENT_SUBJECT.match(clause).start("s") :]  # type: ignore[union-attr]
+    body = rest[subject.start("s") :]
     when = dates.resolve(m, clause, now=t.now)
     only_today = bool(m.group("rel")) and m.group("rel").lower() in {"today", "tonight"}
     plan = _PLAN_STARTERS.match(body)
