@@ -241,13 +241,23 @@ EVENT_VERBS = frozenset(
     ran run got started visited passed went broke graduated had bought met adopted finished
     hosted climbed lost celebrated sold attended quit gave opened won completed launched
     married retired travelled traveled flew returned published signed joined founded
-    organised organized organized painted performed competed volunteered raised donated
-    received earned booked held threw took spent became welcomed hiked cycled swam
-    camped interviewed presented released built wrote recorded baked cooked learned learnt
-    tried signed enrolled applied fell crashed injured sprained tore fractured divorced
-    proposed eloped renovated
+    organised organized painted performed competed volunteered raised donated booked became
+    welcomed hiked cycled swam camped interviewed presented released enrolled applied fell
+    crashed injured sprained tore fractured divorced proposed eloped renovated
     """.split()
 )
+# Verbs that say little on their own ("I went shopping", "I had pasta"): an
+# event only with what makes it one.
+WEAK_EVENT_VERBS = {
+    "went": r"\bwent (?:to|on)\b(?! (?:bed|sleep|work|school|the (?:gym|shops?|office|supermarket|store|pub)))",
+    "had": r"\bhad (?:a |an |my |our |twins\b)?(?:\w+ )?(?:surgery|operation|baby|accident|wedding|"
+    r"party|interview|heart attack|stroke|concussion|procedure|twins|son|daughter|girl|boy|"
+    r"promotion|scan|transplant|ceremony)\b",
+    "got": r"\bgot (?:married|engaged|promoted|divorced|hired|fired|laid off|accepted|into|my "
+    r"(?:degree|licen[cs]e|diploma|results|visa|citizenship)|a (?:new )?(?:job|dog|cat|puppy|kitten|"
+    r"tattoo|car|house|flat|degree|scholarship|place|visa))\b",
+}
+
 # Nouns that make "I have a <noun> <date>" or "my <noun> is on <date>" a plan.
 PLAN_NOUNS = frozenset(
     """

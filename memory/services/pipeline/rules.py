@@ -45,12 +45,16 @@ _COND = _alt([*lx.CONDITION_PHRASES, *lx.CONDITIONS])
 _COND_ADJ = _alt(lx.CONDITION_ADJECTIVES)
 _I_AM = r"(?:i'm|i am)"
 # "my little brother", "my twin sister", "our cocker spaniel"
-_MOD = r"(?:(?:little|big|older|younger|elder|twin|baby|kid|old|dear|cocker|springer|toy|miniature|rescue) )?"
+_MOD = (
+    r"(?:(?:little|big|older|younger|elder|oldest|eldest|youngest|twin|baby|kid|old|dear|dearest|"
+    r"closest|childhood|good|cocker|springer|toy|miniature|rescue) )?"
+)
 _WE_ARE = r"(?:i'm|i am|we're|we are)"
 _ADV = (
     r"(?:(?:just|now|also|recently|finally|currently|still|both|actually|really|only|mostly|all) )*"
 )
-_O = r"(?P<o>[^.;!?]+)"
+# An object runs to the end of the sentence; a dot inside a word ("Booking.com") is kept.
+_O = r"(?P<o>(?:[^.;!?]|\.(?=\w))+)"
 # A name slot reads a few words, so what follows it is read by other patterns.
 _NAME = r"(?P<o>[\w'.-]+(?: [\w'.-]+){0,3})"
 
@@ -275,10 +279,12 @@ class _Turn:
     def place(self, raw: str) -> str:
         raw = _OBJECT_END.split(raw.strip(), maxsplit=1)[0]
         raw = re.sub(r"^(?:the city of|the town of)\s+", "", raw, flags=re.I)
-        m = re.match(r"(?:a|an|the|our|my)\s+[^,]*?\b(?:in|called)\s+(?P<p>.+)", raw, re.I)
+        m = re.match(
+            r"(?:a|an|the|our|my|with)\s+[^,]*?\b(?:in|called)\s+(?P<p>.+)", raw, re.I
+        )
         if m:
             raw = m.group("p")
-        elif re.match(r"(?:a|an|the|our|my)\b", raw, re.I):
+        elif re.match(r"(?:a|an|the|our|my|with)\b", raw, re.I):
             return ""
         if self.cased:
             got = _proper_run(dates.strip(raw), max_words=3)
@@ -311,6 +317,8 @@ class _Turn:
             return ""
         if tokens[0].lower() in _DEICTIC or tokens[0].lower() in {"the", "my"} and len(tokens) == 1:
             return ""
+        if any(w.lower().strip(",.") in {"you", "your", "yours", "you've", "you're"} for w in tokens):
+            return ""  # about this chat ("the colour you picked"), not a taste
         if tokens[-1].lower() in lx.DEICTIC_HEADS and tokens[0].lower() in {
             "the",
             "that",
@@ -554,7 +562,9 @@ def _studies(m: re.Match[str], t: _Turn) -> list[Candidate]:
     area = _cut(raw[: at.start()] if at else raw)
     area = re.sub(r"\s+in the (?:evenings?|mornings?)$", "", area, flags=re.I)
     out: list[Candidate] = []
-    if area and not re.match(r"(?:the|a|an|for|hard|it|that|this)\b", area, re.I):
+    if area and not re.match(
+        r"(?:the|a|an|for|hard|it|that|this|part-time|full-time|abroad|online|remotely)\b", area, re.I
+    ):
         if len(area.split()) <= 4:
             out += _keep(_c("studies", f"User studies {area}", area, importance=0.7))
     if at:
@@ -1073,7 +1083,7 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     (
         re.compile(
             r"\b(?:(?:you can |just |please )?call me|i go by|(?:everyone|everybody|people|most people|"
-            r"(?:my )?friends|my family|my mates) (?:call|calls) me|my nickname is|people know me as) "
+            r"(?:my )?friends|my family|my mates) (?:just )?(?:call|calls) me|my nickname is|people know me as) "
             + _NAME,
             re.I,
         ),
@@ -1177,7 +1187,7 @@ PATTERNS: list[tuple[re.Pattern[str], Builder]] = [
     ),
     (
         re.compile(
-            rf"\b(?:(?:i|we)(?: now| both| still| currently)? work (?:at|for)|{_I_AM} (?:now )?working (?:at|for)|"
+            rf"\b(?:(?:i|we)(?: now| both| still| currently)? work (?:at|for)|{_I_AM} (?:now )?working (?:at|for)|i(?:'ve| have) been working (?:at|for)|"
             rf"{_I_AM} employed (?:at|by)|my employer is) {_O}",
             re.I,
         ),
@@ -1432,6 +1442,9 @@ def _event(clause: str, t: _Turn) -> Candidate | None:
     verb = (ev.group("v") or "").lower()
     if not ev.group("pv") and verb not in lx.EVENT_VERBS:
         return None
+    weak = lx.WEAK_EVENT_VERBS.get(verb)
+    if weak and not re.search(weak, body, re.I):
+        return None
     # A past-tense happening: a bare "in March" is the last March.
     when = dates.resolve(m, clause, now=t.now, past=True)
     if when is not None and when.date() > t.now.date():
@@ -1547,7 +1560,7 @@ def extract(text: str, *, now: datetime) -> list[Candidate]:
                 continue
             if re.match(r"^(?:it|them|that)\b", clause, re.I) is None and t.recent:
                 clause = re.sub(
-                    r"\b(love|like|enjoy|adore|prefer|hate) it\b", rf"\1 {t.recent}", clause
+                    r"\b(love|like|enjoy|adore|prefer|hate) (?:it|them)\b", rf"\1 {t.recent}", clause
                 )
             facts = _clause_facts(clause, t)
             if not facts:
