@@ -107,6 +107,15 @@ def resolve(
         if m.group("dir"):
             sign = {"last": -1, "next": 1, "this": 0}[m.group("dir").lower()]
             unit = m.group("unit").lower()
+            if unit in _WEEKDAYS:
+                # "last Sunday": the latest Sunday before today; "next Friday":
+                # the first one after; "this Friday": the one of this week.
+                delta = _WEEKDAYS.index(unit) - day.weekday()
+                if sign < 0:
+                    delta = delta - 7 if delta >= 0 else delta
+                elif sign > 0:
+                    delta = delta + 7 if delta <= 0 else delta
+                return day + timedelta(days=delta)
             if unit in _SEASONS:
                 year = day.year + (sign if sign else 0)
                 return day.replace(year=year, month=_SEASONS[unit], day=1)

@@ -206,8 +206,10 @@ def _proper_run(raw: str, *, max_words: int = 4, connect: bool = True) -> str:
     "Hamburg", "São Paulo", "Rio de Janeiro", "Paddington 2"."""
     out: list[str] = []
     for word in raw.split():
-        core = word.strip(",.;:!?()\"'")
-        ends = word != core and word[-1:] in ",.;:!?)"
+        core = word.strip(',.;:!?()"').lstrip("'")
+        if core.endswith("'") and not core.endswith("s'"):
+            core = core.rstrip("'")  # a closing quote, not "St Thomas' Hospital"
+        ends = word.rstrip("'") != core.rstrip("'") and word.rstrip("'")[-1:] in ",.;:!?)"
         if not core:
             break
         if core[:1].isupper() or (out and core.isdigit() and len(core) <= 4):
@@ -279,9 +281,7 @@ class _Turn:
     def place(self, raw: str) -> str:
         raw = _OBJECT_END.split(raw.strip(), maxsplit=1)[0]
         raw = re.sub(r"^(?:the city of|the town of)\s+", "", raw, flags=re.I)
-        m = re.match(
-            r"(?:a|an|the|our|my|with)\s+[^,]*?\b(?:in|called)\s+(?P<p>.+)", raw, re.I
-        )
+        m = re.match(r"(?:a|an|the|our|my|with)\s+[^,]*?\b(?:in|called)\s+(?P<p>.+)", raw, re.I)
         if m:
             raw = m.group("p")
         elif re.match(r"(?:a|an|the|our|my|with)\b", raw, re.I):
@@ -317,7 +317,9 @@ class _Turn:
             return ""
         if tokens[0].lower() in _DEICTIC or tokens[0].lower() in {"the", "my"} and len(tokens) == 1:
             return ""
-        if any(w.lower().strip(",.") in {"you", "your", "yours", "you've", "you're"} for w in tokens):
+        if any(
+            w.lower().strip(",.") in {"you", "your", "yours", "you've", "you're"} for w in tokens
+        ):
             return ""  # about this chat ("the colour you picked"), not a taste
         if tokens[-1].lower() in lx.DEICTIC_HEADS and tokens[0].lower() in {
             "the",
@@ -563,7 +565,9 @@ def _studies(m: re.Match[str], t: _Turn) -> list[Candidate]:
     area = re.sub(r"\s+in the (?:evenings?|mornings?)$", "", area, flags=re.I)
     out: list[Candidate] = []
     if area and not re.match(
-        r"(?:the|a|an|for|hard|it|that|this|part-time|full-time|abroad|online|remotely)\b", area, re.I
+        r"(?:the|a|an|for|hard|it|that|this|part-time|full-time|abroad|online|remotely)\b",
+        area,
+        re.I,
     ):
         if len(area.split()) <= 4:
             out += _keep(_c("studies", f"User studies {area}", area, importance=0.7))
@@ -1560,7 +1564,9 @@ def extract(text: str, *, now: datetime) -> list[Candidate]:
                 continue
             if re.match(r"^(?:it|them|that)\b", clause, re.I) is None and t.recent:
                 clause = re.sub(
-                    r"\b(love|like|enjoy|adore|prefer|hate) (?:it|them)\b", rf"\1 {t.recent}", clause
+                    r"\b(love|like|enjoy|adore|prefer|hate) (?:it|them)\b",
+                    rf"\1 {t.recent}",
+                    clause,
                 )
             facts = _clause_facts(clause, t)
             if not facts:
