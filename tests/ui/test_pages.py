@@ -85,6 +85,19 @@ def test_edit_supersedes_instead_of_overwriting(staff_client, memory, space):
     assert tea.superseded_by.text == "The user prefers black tea."
 
 
+def test_an_edit_keeps_the_subject_and_when_the_fact_became_true(staff_client, memory):
+    from datetime import UTC, datetime
+
+    anna = memory["new"]
+    began = datetime(2024, 5, 1, tzinfo=UTC)
+    MemoryItem.objects.filter(pk=anna.pk).update(valid_from=began)
+    staff_client.post(f"/facts/{anna.pk}/edit/", {"text": "anna lives in Lisbon, Portugal."})
+    anna.refresh_from_db()
+    edited = anna.superseded_by
+    assert edited is not None and edited.subject == "Anna"
+    assert edited.valid_from == began and edited.is_live
+
+
 def test_forget_and_restore(staff_client, memory, space):
     tea = memory["tea"]
     staff_client.post(f"/facts/{tea.pk}/forget/")
