@@ -1,4 +1,4 @@
-"""Word lists the rule-based extractor (rules.py) checks its slots against.
+"""Word lists the rule-based extractor checks its slots against.
 
 The extractor is precise first: a slot is filled only by a word that fits it.
 "I'm a nurse" is a role because "nurse" is a job; "I'm a night owl" is not.
