@@ -90,10 +90,10 @@ def _born_in(m: re.Match[str], t: _Turn) -> list[Candidate]:
     return _place_fact("born_in", "User was born in {o}", 0.6)(m, t)
 
 
-def _works_at(importance: float) -> Builder:
+def _works_at(importance: float, *, common: bool = True) -> Builder:
     def build(m: re.Match[str], t: _Turn) -> list[Candidate]:
         raw = m.group("o")
-        org = t.org(raw)
+        org = t.org(raw, common=common)
         if not org or org.lower() in {"myself", "home"}:
             return []
         out = _keep(_c("works_at", f"User works at {org}", org, importance=importance))
@@ -431,6 +431,9 @@ def _instruction(body: str) -> Candidate | None:
         return None
     first = words[0].lower()
     second = words[1].lower().strip(",.;:!")
+    verb = second if first in {"always", "never"} else first
+    if verb not in lx.IMPERATIVES:
+        return None
     if first in {"is", "are", "was", "will", "the", "a", "an", "mind", "again", "ever"}:
         return None
     if first in {"always", "never"} and second in {
@@ -475,6 +478,8 @@ def _project(m: re.Match[str], t: _Turn) -> list[Candidate]:
         name = t.name(called.group("n"), loose=True)
         if not name and t.cased:
             name = _proper_run(called.group("n"), max_words=4)
+            if name and name.split()[0] in _NON_NAMES - {"The"}:
+                name = ""
     elif t.cased:
         name = _proper_run(raw, max_words=3)
         if name and name.split()[0] in _NON_NAMES:

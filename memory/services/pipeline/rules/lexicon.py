@@ -221,6 +221,9 @@ COMMON = frozenset(
     lives live lived works work worked moved relocated is isn't hates hate loves love likes like
     studies study says said thinks think knows has hasn't goes went gets got makes made keeps
     wants needs plays runs started just teaches one two three four five six seven eight
+    came gave wrote passed said made took told left sent brought found thought met loved helped
+    asked called used tried wanted needed showed bought taught drove flew sang cooked baked
+    painted invited visited sees saw gives takes comes writes sends brings
     nine ten twelve
     """.split()
 )
@@ -266,4 +269,16 @@ PLAN_NOUNS = frozenset(
     marathon deadline launch date dinner reunion ceremony graduation hearing viva checkup
     check-up
     """.split()
+)
+
+# The verbs a standing instruction starts with ("always answer in Spanish",
+# "from now on, keep it short"): "Always good to hear" is no instruction.
+IMPERATIVES = frozenset(
+    """
+    answer reply respond use write give show include cite keep call address ask assume remind
+    format tell mention recommend suggest share double-check check start end put add make be
+    talk speak explain translate send sign skip avoid provide list summarise summarize spell
+    refer greet let offer confirm wait consider treat stop quote link round convert measure
+    prefer default stick wrap return label number sort order mark flag note warn leave
+    don't do """.split()
 )

@@ -304,7 +304,7 @@ PATTERNS: list[tuple[str, re.Pattern[str], Builder]] = [
     ),
     (
         "my our",
-        re.compile(rf"\b(?P<o>[\w'-]+) is (?:my|our) (?P<rel>{_REL})\b", re.I),
+        re.compile(rf"\b(?P<o>[\w'-]+) is (?:my|our) (?P<rel>{_REL})\b(?!')", re.I),
         _relation_name,
     ),
     # education before work: "I'm a student at X" is a school, not a job
@@ -356,7 +356,7 @@ PATTERNS: list[tuple[str, re.Pattern[str], Builder]] = [
             rf"(?:new job[!.,]* )?starting (?:at|with)|^(?:just )?(?:started|joined) (?:at|with)) {_O}",
             re.I,
         ),
-        _works_at(0.75),
+        _works_at(0.75, common=False),
     ),
     (
         "live reside living based moved relocated home",

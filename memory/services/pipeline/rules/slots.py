@@ -35,7 +35,16 @@ _NON_NAMES = frozenset(
 ) | frozenset(dates.MONTH_NAMES)
 _DEICTIC = frozenset(
     "it that this them these those you him her me us when how what to is are was be being so too "
-    "doing having everything anything something nothing one".split()
+    "doing having everything anything something nothing one everywhere anywhere makes gives "
+    "helps keeps feels looks seems sounds brings reminds means".split()
+)
+# Pronouns that point into the conversation: "the taste of these", "making him happy".
+_POINTING = frozenset("it this these those that them him her his their you your".split())
+# Vague heads: "I love the smell", "I love the rush", "I love the color".
+_ABSTRACT = frozenset(
+    "smell color colour feeling thought rush taste sound way idea fact view views vibe vibes "
+    "atmosphere structure texture tech acting look looks process energy challenge experience "
+    "moment result results sight scent scents details detail part bit stuff".split()
 )
 
 
@@ -137,7 +146,9 @@ class _Turn:
             return ""
         return got
 
-    def org(self, raw: str) -> str:
+    def org(self, raw: str, *, common: bool = True) -> str:
+        """An employer (or school). `common`: "the bakery" may be one, as in
+        "I work at the bakery"; not after "I joined" (a club, a class)."""
         raw = _OBJECT_END.split(dates.strip(raw.strip()), maxsplit=1)[0]
         m = re.search(r"\b(?:called|named)\s+(?P<n>.+)", raw, re.I)
         if m:
@@ -147,15 +158,25 @@ class _Turn:
             if got and got.split()[0] not in _NON_NAMES - {"The"}:
                 return got
             m = re.match(r"the ([a-z]+)\b(?! [a-z]+ (?:team|office|department))", raw)
-            if m and m.group(1) not in lx.TIME_WORDS and m.group(1) not in lx.COMMON:
+            if common and m and m.group(1) not in lx.TIME_WORDS and m.group(1) not in lx.COMMON:
                 return m.group(1)
+            return ""
+        if not common and re.match(r"(?:the|a|an)\b", raw, re.I):
             return ""
         return _lower_run(re.sub(r"^the\s+", "", _cut(raw)), max_words=3)
 
     def thing(self, raw: str, *, words: int = 6) -> str:
-        got = _cut(raw)
+        got = _cut(raw).lstrip("-–— ")
+        got = re.sub(r"^(?:also|even|really|just)\s+", "", got, flags=re.I)
         got = re.sub(r"^(?:a good|a nice|a|an|some)\s+", "", got, flags=re.I)
         tokens = got.split()
+        low = [w.lower().strip(",.!?") for w in tokens]
+        if any(w in _POINTING for w in low[1:]) or (low and low[0] in _POINTING - {"that", "this"}):
+            return ""
+        if low and (
+            low[0] in _ABSTRACT or low[0] == "the" and len(low) > 1 and low[1] in _ABSTRACT
+        ):
+            return ""
         if not tokens or len(tokens) > words:
             return ""
         if tokens[0].lower() in _DEICTIC or tokens[0].lower() in {"the", "my"} and len(tokens) == 1:

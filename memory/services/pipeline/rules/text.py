@@ -50,6 +50,7 @@ _SPELLING = [
     (re.compile(r"\bi\b"), "I"),
 ]
 # Quoted text is someone else's words: "He said 'I live in Paris'".
+_CALLED_QUOTED = re.compile(r'\b(called|named|titled)\s+"([^"\n]{1,60}?)[.!?,]?"', re.I)
 _QUOTED = re.compile(r'"[^"\n]*"|(?<![\w])\'[^\'\n]{3,}?\'(?![\w])|^\s*>.*$', re.M)
 _SENTENCE = re.compile(
     r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
@@ -73,9 +74,10 @@ _BINDS = frozenset(
     "that what where when how if whether than because since as like with to of for about and "
     "but or who which me".split()
 )
+# Verbs whose subject may be left out after "and" ("... and works at X"); not
+# "love" or "like", which are as often nouns ("energy and love everywhere").
 _ELIDED = re.compile(
-    r"^(?:also |now |still )?(?:live|lives|work|works|study|studies|moved|relocated|grew up|love|"
-    r"loves|like|likes|enjoy|hate|hates|prefer|use|is|am)\b",
+    r"^(?:also |now |still )?(?:live|lives|work|works|study|studies|moved|relocated|grew up)\b",
     re.I,
 )
 
@@ -113,17 +115,19 @@ _NOT_ANYMORE_TAIL = re.compile(r",\s*(?:but\s+)?not any ?more\b", re.I)
 def _prepare(text: str) -> str:
     for pattern, repl in _SPELLING:
         text = pattern.sub(repl, text)
-    return _QUOTED.sub(" ", text)
+    # "a project called "Finding Home"": a quoted name is a name, not a quotation.
+    text = _CALLED_QUOTED.sub(r"\1 \2", text)
+    # Anything else quoted is someone else's words: gone, leaving a boundary.
+    return _QUOTED.sub(" ; ", text)
 
 
 def _cased(text: str) -> bool:
-    """Does the writer use capitals? Then a lower-case word is never a name."""
-    for sentence in _SENTENCE.split(text):
-        words = re.findall(r"[\w'-]+", sentence)
-        for word in words[1:]:
-            if word[:1].isupper() and not re.fullmatch(r"I(?:'\w+)?", word):
-                return True
-    return False
+    """Does the writer use capitals at all (beyond "I")? Then a lower-case word
+    is never a name; in all-lower-case text it may be."""
+    return any(
+        word[:1].isupper() and not re.fullmatch(r"I(?:'\w+)?", word)
+        for word in re.findall(r"[\w'-]+", text)
+    )
 
 
 def _clauses(sentence: str) -> list[str]:
