@@ -70,7 +70,8 @@ def _event(clause: str, t: _Turn) -> Candidate | None:
     if subject is None or not 3 <= len(clause.split()) <= 40:
         return None
     body = rest[subject.start("s") :]
-    when = dates.resolve(m, clause, now=t.now)
+    # A plan is ahead: "married" is no past tense in "we're getting married in August".
+    when = dates.resolve(m, clause, now=t.now, past=False)
     only_today = bool(m.group("rel")) and m.group("rel").lower() in {"today", "tonight"}
     plan = _PLAN_STARTERS.match(body)
     if plan is not None and not only_today:

@@ -181,6 +181,15 @@ RELATIONS = {
     "teacher": "teacher",
     "therapist": "therapist",
     "doctor": "doctor",
+    "nanny": "nanny",
+    "childminder": "nanny",
+    "babysitter": "babysitter",
+    "grandson": "grandson",
+    "granddaughter": "granddaughter",
+    "godmother": "godmother",
+    "godfather": "godfather",
+    "stepson": "stepson",
+    "stepdaughter": "stepdaughter",
 }
 
 # Tools recognised in all-lower-case text, where capitals cannot say "a name".

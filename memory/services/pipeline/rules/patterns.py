@@ -297,7 +297,7 @@ PATTERNS: list[tuple[str, re.Pattern[str], Builder]] = [
     (
         "my our",
         re.compile(
-            rf"\b(?:my|our) {_MOD}(?P<rel>{_REL}|{_PET}|{_BREED})(?:'s name is| is called| is named| is|,)? {_NAME}",
+            rf"\b(?:my|our) {_MOD}(?P<rel>{_REL}|{_PET}|{_BREED})(?:'s name is| is called| is named| is an? [\w -]{{2,24}}? (?:called|named)| is|,)? {_NAME}",
             re.I,
         ),
         _relation_name,
@@ -353,7 +353,7 @@ PATTERNS: list[tuple[str, re.Pattern[str], Builder]] = [
         re.compile(
             rf"\b(?:i(?:'ve| have)? (?:just |recently |finally )?joined|i got a (?:new )?job (?:at|with)|"
             rf"i (?:just |recently )?started (?:a new job |working |my new job )?at|"
-            rf"(?:new job[!.,]* )?starting (?:at|with)|^(?:just )?(?:started|joined) (?:at|with)) {_O}",
+            rf"(?:new job[!.,]* )?starting (?:at|with)|^(?:just )?(?:started|joined) (?:a new job |my new job |work )?(?:at|with)) {_O}",
             re.I,
         ),
         _works_at(0.75, common=False),
@@ -531,7 +531,7 @@ PATTERNS: list[tuple[str, re.Pattern[str], Builder]] = [
         re.compile(
             r"(?<!would )(?<!'d )\b(?:i (?:really |absolutely |truly |just |also |genuinely |kinda |kind of )?"
             r"(?:love|like|enjoy|adore)|i(?:'ve| have) always (?:loved|liked|enjoyed)|"
-            rf"{_I_AM} (?:really |so |very )?(?:into|obsessed with)|"
+            rf"{_I_AM} (?:really |so |very |more |mostly |now )*(?:into|obsessed with)|"
             rf"(?:{_I_AM} )?(?:a )?(?:big |huge |massive )fan of|{_I_AM} a fan of) {_O}",
             re.I,
         ),

@@ -21,7 +21,7 @@ _STOP = re.compile(
     r"any ?more|these days|nowadays|currently|right now|at the moment|for (?:a|the|about|\d+|my|work|"
     r"years|months|ages)|as of|please|thanks|btw|lol|too|as well|actually|with|together with|near|"
     r"close to|next to|after|before|if|until|especially|mostly|honestly|though|here|every|"
-    r"on (?:weekends|the weekend|sundays|saturdays)|at (?:weekends|the weekend)|at all|most days|all the time|to be|to get|to help|again|instead|lately|anyway|"
+    r"on (?:weekends|the weekend|sundays|saturdays)|at (?:weekends|the weekend)|at all|most days|in (?:the )?(?:spring|summer|autumn|fall|winter)|all the time|to be|to get|to help|again|instead|lately|anyway|"
     r"really|no contest|by the way|i think)\b.*$",
     re.I,
 )
