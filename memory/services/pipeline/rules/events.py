@@ -37,6 +37,10 @@ _NOT_PLANS = frozenset("trying thinking looking heading feeling wondering workin
 def _event_key(clause: str) -> str:
     text = dates.strip(clause)
     text = _OBJECT_END.split(text, maxsplit=1)[0]
+    # What happened, not what came of it: "went to a parade and it was awesome".
+    text = re.split(
+        r"\s+(?:and|but|so|because|which|where|when|while|though)\s+", text, maxsplit=1
+    )[0]
     text = re.sub(r"\b(?:going|planning) to\b", "going_to", text, flags=re.I)
     words = [w.strip('.,!?;:"()').lower() for w in text.split()]
     words = [w for w in words if w and w not in _KEY_DROP and not re.fullmatch(r"[\W_]+", w)]
@@ -103,16 +107,16 @@ def _event(clause: str, t: _Turn) -> Candidate | None:
     verb = (ev.group("v") or "").lower()
     if not ev.group("pv") and verb not in lx.EVENT_VERBS:
         return None
-    weak = lx.WEAK_EVENT_VERBS.get(verb)
-    if weak and not re.search(weak, body, re.I):
+    trivial = lx.TRIVIAL_EVENTS.get(verb)
+    if trivial and re.search(trivial, body, re.I):
         return None
     # A past-tense happening: a bare "in March" is the last March.
     when = dates.resolve(m, clause, now=t.now, past=True)
     if when is not None and when.date() > t.now.date():
         return None
     key = _event_key(body)
-    if not key:
-        return None
+    if not key or verb in lx.TRIVIAL_EVENTS and len(key.split()) < 2:
+        return None  # "I took" says nothing; "I graduated" does
     return Candidate(
         text=clause.rstrip(".!?"),
         kind="event",

@@ -255,19 +255,24 @@ EVENT_VERBS = frozenset(
     married retired travelled traveled flew returned published signed joined founded
     organised organized painted performed competed volunteered raised donated booked became
     welcomed hiked cycled swam camped interviewed presented released enrolled applied fell
-    crashed injured sprained tore fractured divorced proposed eloped renovated
+    crashed injured sprained tore fractured divorced proposed eloped renovated took tried
     """.split()
 )
-# Verbs that say little on their own ("I went shopping", "I had pasta"): an
-# event only with what makes it one.
-WEAK_EVENT_VERBS = {
-    "went": r"\bwent (?:to|on)\b(?! (?:bed|sleep|work|school|the (?:gym|shops?|office|supermarket|store|pub)))",
-    "had": r"\bhad (?:a |an |my |our |twins\b)?(?:\w+ )?(?:surgery|operation|baby|accident|wedding|"
-    r"party|interview|heart attack|stroke|concussion|procedure|twins|son|daughter|girl|boy|"
-    r"promotion|scan|transplant|ceremony)\b",
-    "got": r"\bgot (?:married|engaged|promoted|divorced|hired|fired|laid off|accepted|into|my "
-    r"(?:degree|licen[cs]e|diploma|results|visa|citizenship)|a (?:new )?(?:job|dog|cat|puppy|kitten|"
-    r"tattoo|car|house|flat|degree|scholarship|place|visa))\b",
+# Everyday uses of common verbs that are no event worth a fact ("I went
+# shopping", "I had pasta", "I took this pic"); any other use is one ("I had a
+# health scare", "we took the kids on a road trip").
+TRIVIAL_EVENTS = {
+    "went": r"\bwent (?:to (?:bed|sleep|work|school|the (?:gym|shops?|office|supermarket|store|pub|loo|toilet))|"
+    r"shopping|home|back|out|for (?:a )?(?:walk|run|coffee|drink|drinks|lunch|dinner))\b",
+    "had": r"\bhad (?:a |an |some |my |our )?(?:\w+ )?(?:lunch|dinner|breakfast|brunch|coffee|tea|pasta|pizza|"
+    r"beer|drink|drinks|snack|snacks|nap|shower|bath|look|chat|word|question|headache|cold|sandwich|"
+    r"salad|burger|curry|soup|meal|bite)\b|\bhad (?:to|it|that|this|no|nothing|enough)\b",
+    "got": r"\bgot (?:it|home|back|up|there|here|bored|tired|a (?:message|text|call|email)|an email|"
+    r"that|this|nothing)\b",
+    "took": r"\btook (?:a |an |this |that |these |those |the |some |my )?(?:pic|pics|photo|photos|picture|"
+    r"pictures|shot|shots|selfie|nap|break|shower|bath|look|while|minute|second|moment|bus|train|"
+    r"tube|taxi|cab|it|this|that)\b",
+    "tried": r"\btried (?:to|it|that|this|again|hard|my best)\b",
 }
 
 # Nouns that make "I have a <noun> <date>" or "my <noun> is on <date>" a plan.
