@@ -21,6 +21,7 @@ EXPECTED_TOOLS = {
     "memory_save",
     "memory_search",
     "memory_forget",
+    "memory_report",
     "remember_fact",
     "recall_facts",
     "search_conversations",
