@@ -292,16 +292,36 @@ def _person_fact(m: re.Match[str], t: _Turn) -> list[Candidate]:
 def _likes(predicate: str, *, kind: str = "preference", importance: float = 0.6) -> Builder:
     def build(m: re.Match[str], t: _Turn) -> list[Candidate]:
         out: list[Candidate] = []
-        for item in t.things(m.group("o")):
+        items = t.things(m.group("o"))
+        for item in items:
             if predicate != "prefers" and item.lower().startswith(("to ", "it ")):
                 continue
             verb = {"likes": "likes", "dislikes": "dislikes", "prefers": "prefers"}[predicate]
+            # The object is the clean key; the text keeps what the user said
+            # about it ("on weekends", "in the mountains"), which is what
+            # recall finds the fact by.
+            said = _said_with(m.group("o"), item) if len(items) == 1 else ""
             out += _keep(
-                _c(predicate, f"User {verb} {item}", item, kind=kind, importance=importance)
+                _c(predicate, f"User {verb} {item}{said}", item, kind=kind, importance=importance)
             )
         return out
 
     return build
+
+
+def _said_with(raw: str, item: str) -> str:
+    """What follows `item` in `raw` up to the end of its thought, at most a
+    few words: " in the mountains on weekends"."""
+    at = raw.lower().find(item.lower())
+    if at < 0:
+        return ""
+    rest = raw[at + len(item) :]
+    rest = _OBJECT_END.split(rest, maxsplit=1)[0]
+    rest = re.split(
+        r"\s+(?:but|because|so|though|although|while|and i|and my)\b", rest, maxsplit=1
+    )[0]
+    words = rest.split()
+    return " " + " ".join(words[:8]).rstrip(".!?") if words else ""
 
 
 def _prefers(m: re.Match[str], t: _Turn) -> list[Candidate]:
