@@ -146,3 +146,24 @@ def test_lower_case_guesses_stay_out_of_core_memory():
     assert (c.predicate, c.object) == ("lives_in", "Lisbon") and c.importance < 0.8
     (c,) = rules.extract("I live in Lisbon.", now=datetime(2025, 1, 1, tzinfo=UTC))
     assert c.importance >= 0.8
+
+
+def test_the_key_word_prefilter_never_changes_what_is_found(monkeypatch):
+    """Each pattern runs only on clauses holding one of its key words; with
+    the prefilter off (every clause tried), the corpus yields the same facts."""
+    from memory.evaluation import extraction
+    from memory.services import pipeline
+
+    now = extraction.CORPUS_NOW
+    texts = [ex.text for ex in extraction.load()]
+    with_filter = [
+        [(c.subject, c.predicate, c.object, c.retract) for c in rules.extract(t, now=now)]
+        for t in texts
+    ]
+    everything = {needs: ("",) for needs in pipeline.rules._NEEDS}
+    monkeypatch.setattr(pipeline.rules, "_NEEDS", everything)
+    without = [
+        [(c.subject, c.predicate, c.object, c.retract) for c in rules.extract(t, now=now)]
+        for t in texts
+    ]
+    assert with_filter == without
