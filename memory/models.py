@@ -283,6 +283,32 @@ class FactRevision(models.Model):
         return f"item {self.item_id} revised at {self.recorded_at:%Y-%m-%d %H:%M} ({self.reason})"
 
 
+class Retraction(models.Model):
+    """The user said a fact stopped being true ("I quit Initech"). Kept
+    whether or not a live fact was there to end: a backfill may bring the
+    fact later, and it must then arrive already ended where it was taken
+    back, as if the turns had come in order."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="retractions")
+    subject = models.CharField(max_length=200)
+    predicate = models.CharField(max_length=100)
+    object = models.CharField(max_length=500, blank=True)
+    said_at = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now)
+    turn = models.ForeignKey(
+        Turn, null=True, blank=True, on_delete=models.CASCADE, related_name="retractions"
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["space", "subject", "predicate"], name="retraction_sp_idx"),
+        ]
+        ordering = ["said_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.subject} no longer {self.predicate} {self.object}".strip()
+
+
 class TurnFact(models.Model):
     """A turn stated this fact (it was added, confirmed or replaced from it),
     so a turn whose fact was later superseded can be shown as history."""

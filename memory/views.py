@@ -141,6 +141,7 @@ def fact_edit(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
         kind=old.kind,
         importance=old.importance,
         valid_from=old.valid_from,
+        stated_at=timezone.now(),
         source="manual",
         actor=_actor(request),
     )

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory import embeddings
-from memory.models import FactRevision, MemoryItem, Session, Space, Turn, TurnFact
+from memory.models import FactRevision, MemoryItem, Retraction, Session, Space, Turn, TurnFact
 from memory.screening import screen
 from memory.selectors import live_items
 from memory.services import audit, core, graph, identity
@@ -270,6 +270,7 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
         action, targets = "UPDATE", []
     if action == "NOOP" and not targets:
         if decision.reason == "nothing live to retract":
+            _remember_retraction(space, c, prov)
             audit.record(
                 space=space,
                 action="noop",
@@ -282,6 +283,7 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
         action = "ADD"  # the duplicate it matched was expired meanwhile
     if action in ("UPDATE", "DELETE") and not targets:
         if action == "DELETE":
+            _remember_retraction(space, c, prov)
             return FactResult(item=None, action="NOOP", reason="already invalidated")
         action = "ADD"
 
@@ -291,6 +293,7 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
     if action == "DELETE":
         # Stopped being true when the user said so (or on the date they gave).
         ended = c.valid_from or prov.said_at
+        _remember_retraction(space, c, prov)
         gone = [
             t.pk
             for t in targets
@@ -329,7 +332,15 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
     later = sorted((f for f in chain if _said(f) > said), key=lambda f: (_said(f), f.pk))
     if later:
         return _place_as_history(space=space, c=c, chain=chain, later=later, prov=prov)
-    item = _create(space=space, candidate=c, disposition="UPDATE" if chain else action, prov=prov)
+    taken_back = _retracted_after(space, c, said)
+    item = _create(
+        space=space,
+        candidate=c,
+        disposition="UPDATE" if chain else action,
+        prov=prov,
+        # Already taken back by a turn said later (and processed earlier).
+        valid_to=max(taken_back.said_at, c.valid_from) if taken_back else None,
+    )
     superseded = [t.pk for t in chain if supersede(old=t, new=item, actor=prov.actor)]
     action = "UPDATE" if superseded else "ADD"
     if item.disposition != action:
@@ -361,6 +372,36 @@ def _chain(space: Space, c: Candidate) -> list[MemoryItem]:
             screen_status=MemoryItem.Screen.OK,
         )
     )
+
+
+def _remember_retraction(space: Space, c: Candidate, prov: Provenance) -> None:
+    Retraction.objects.create(
+        space=space,
+        subject=c.subject[:200],
+        predicate=c.predicate[:100],
+        object=c.object[:500],
+        said_at=c.valid_from or prov.said_at or timezone.now(),
+        turn=prov.turn,
+    )
+
+
+def _retracted_after(
+    space: Space, c: Candidate, said: datetime, *, before: datetime | None = None
+) -> Retraction | None:
+    """The first retraction of this value said after `said` (and before the
+    next value, if any): a backfilled fact that was already taken back."""
+    if not (c.subject and c.predicate):
+        return None
+    found = Retraction.objects.filter(
+        space=space, subject__iexact=c.subject, predicate=c.predicate, said_at__gt=said
+    )
+    if before is not None:
+        found = found.filter(said_at__lt=before)
+    obj = graph.normalize(c.object)
+    for retraction in found.order_by("said_at", "id"):
+        if not retraction.object or graph.normalize(retraction.object) == obj:
+            return retraction
+    return None
 
 
 def _new_single_value(c: Candidate, targets: list[MemoryItem]) -> bool:
@@ -429,13 +470,15 @@ def _place_as_history(
         result = _noop(space, nxt, prov, "the same value, known from earlier")
         item = None
     else:
+        end = max(nxt.valid_from or when, when)
+        taken_back = _retracted_after(space, c, prov.said_at or now, before=_said(nxt))
         item = _create(
             space=space,
             candidate=c,
             disposition="ADD",
             prov=prov,
-            valid_to=max(nxt.valid_from or when, when),
-            superseded_by=nxt,
+            valid_to=min(end, max(taken_back.said_at, when)) if taken_back else end,
+            superseded_by=None if taken_back else nxt,
         )
         end_prev = item
         result = FactResult(item=item, action="ADD", reason="an older value: kept as history")
@@ -563,8 +606,14 @@ def save_fact(
     actor: str = "api",
     session: Session | None = None,
     turn_refs: Sequence[str] = (),
+    stated_at: datetime | None = None,
 ) -> FactResult:
-    """Store one fact through screening, resolution and the graph."""
+    """Store one fact through screening, resolution and the graph.
+
+    A dated write (`valid_from`) takes its place among the values of its
+    slot by that date, like a turn said then; an undated one was said now.
+    `stated_at` overrides that (a curator's correction is said now, whatever
+    the date the fact became true)."""
     candidate = Candidate(
         text=text,
         kind=kind,
@@ -575,7 +624,13 @@ def save_fact(
         valid_from=valid_from,
     )
     candidate, flagged = _screened(candidate)
-    prov = Provenance(source=source, actor=actor, session=session, turn_refs=tuple(turn_refs))
+    prov = Provenance(
+        source=source,
+        actor=actor,
+        session=session,
+        turn_refs=tuple(turn_refs),
+        said_at=stated_at or valid_from,
+    )
     if flagged:
         with transaction.atomic():
             return quarantine(space=space, candidate=candidate, reasons=flagged, prov=prov)

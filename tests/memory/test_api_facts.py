@@ -14,7 +14,14 @@ def save(api, **body):  # type: ignore[no-untyped-def]
 
 
 def test_it_adds_then_supersedes_by_subject_and_predicate(api, space):
-    first = save(api, text="Sam works at Acme", subject="Sam", predicate="works_at", object="Acme")
+    first = save(
+        api,
+        text="Sam works at Acme",
+        subject="Sam",
+        predicate="works_at",
+        object="Acme",
+        valid_from="2024-06-01",
+    )
     assert first.status_code == 200
     assert first.json()["action"] == "ADD" and first.json()["superseded"] == []
     second = save(

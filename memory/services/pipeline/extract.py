@@ -8,6 +8,7 @@ rule-based extractor keeps Engram learning offline."""
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime
 from typing import Literal
 
@@ -117,4 +118,35 @@ def extract(*, space: Space, turn: Turn) -> tuple[list[Candidate], str]:
             for f in answer.facts
         ]
         return [c for c in candidates if c.text], "llm"
-    return rules.extract(turn.text, now=turn.ts), "rules"
+    found = rules.extract(turn.text, now=turn.ts)
+    if not found and _BARE_RETRACTION.match(turn.text):
+        found = _retract_what_was_asked(space, turn)
+    return found, "rules"
+
+
+# A turn that only takes something back: "That's no longer true.", "not anymore".
+_BARE_RETRACTION = re.compile(
+    r"^\W*(?:no[,.!]?\s+)?(?:that(?:'s| is) (?:no longer|not) (?:true|the case|right)|"
+    r"not any ?more|no longer|that changed|that's changed|not true any ?more)\W*$",
+    re.I,
+)
+
+
+def _retract_what_was_asked(space: Space, turn: Turn) -> list[Candidate]:
+    """The rules read one turn at a time; a bare "that's no longer true"
+    answers the turn before it ("Is Priya still your manager?"). It takes
+    back the live facts about the user whose value that turn names, and
+    nothing when it names none (a wrong retraction is worse than a missed one)."""
+    from memory.selectors import live_items
+    from memory.services.graph import normalize
+
+    before = context_turns(turn)
+    if not before:
+        return []
+    asked = f" {normalize(before[-1].text)} "
+    out: list[Candidate] = []
+    for item in live_items(space).filter(subject="user").exclude(object=""):
+        value = normalize(item.object)
+        if value and f" {value} " in asked:
+            out.append(rules.retraction(item.predicate, item.object))
+    return out

@@ -56,7 +56,9 @@ DATE = re.compile(
 # date-like position.
 _AMBIGUOUS_MONTHS = frozenset({"may", "march", "jan", "mar", "jun", "aug", "sat", "sun"})
 PAST = re.compile(
-    r"\b(?:was|were|went|did|had|moved|started|met|visited|got|ago|last|yesterday|\w+ed)\b", re.I
+    r"\b(?:was|were|went|did|had|moved|started|met|visited|got|ago|last|yesterday|left|quit|"
+    r"began|came|took|made|bought|sold|saw|lost|found|became|gave|wrote|ran|won|\w+ed)\b",
+    re.I,
 )
 FUTURE = re.compile(
     r"\b(?:will|'ll|going to|gonna|planning|plan to|next|tomorrow|tonight|this weekend|"

@@ -28,6 +28,7 @@ ROLE_HEADS = frozenset(
     secretary senator singer solicitor sommelier statistician stylist supervisor surgeon
     surveyor tailor teacher technician therapist trader trainer translator tutor vet
     veterinarian waiter waitress welder writer youtuber zoologist headteacher headmaster
+    lead
     paediatrician pediatrician dermatologist cardiologist oncologist psychotherapist
     sysadmin tester ux planner minister pastor vicar soldier marine contractor freelancer
     """.split()

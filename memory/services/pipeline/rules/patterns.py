@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from memory.services.pipeline.candidates import Candidate
 from memory.services.pipeline.rules import lexicon as lx
 from memory.services.pipeline.rules.builders import (
     _age,
@@ -44,7 +45,7 @@ from memory.services.pipeline.rules.builders import (
     _uses_many,
     _works_at,
 )
-from memory.services.pipeline.rules.slots import Builder, _retraction
+from memory.services.pipeline.rules.slots import Builder, _retraction, _Turn
 from memory.services.pipeline.rules.text import (
     _ADV,
     _BREED,
@@ -91,7 +92,35 @@ _FORGET_THAT = re.compile(r"^(?:please\s+)?forget\s+that\s+(?P<c>.+)", re.I)
 
 # The patterns, most specific first: a span one explains is not read again by
 # a later, more general one ("I used to live in Paris" is no home).
+def _their_retraction(m: re.Match[str], t: _Turn) -> list[Candidate]:
+    """ "Ruth doesn't work at the library anymore": Ruth's job ends."""
+    who = t.name(m.group("who"))
+    if not who:
+        return []
+    predicate = "works_at" if m.group("verb").lower().startswith("work") else "lives_in"
+    obj = re.sub(r"\s+any ?more$", "", m.group("o").strip(), flags=re.I).strip(" ,")
+    return [_retraction(predicate, obj, subject=who)]
+
+
 PATTERNS: list[tuple[str, re.Pattern[str], Builder]] = [
+    (
+        "doesn't does no longer",
+        re.compile(
+            r"^(?-i:(?P<who>[A-Z][\w'-]+)) (?:doesn't|does not|no longer) "
+            rf"(?P<verb>work|works|live|lives) (?:at|for|in) {_O}",
+            re.I,
+        ),
+        _their_retraction,
+    ),
+    (
+        "new",
+        re.compile(
+            rf"\b(?:i|we)(?:'ve| have)? (?:have |got )?(?:a|an) new {_MOD}(?P<rel>{_REL})[,:]? "
+            rf"(?:named |called )?{_NAME}",
+            re.I,
+        ),
+        _relation_name,
+    ),
     # retractions
     (
         "live reside",
@@ -285,7 +314,7 @@ PATTERNS: list[tuple[str, re.Pattern[str], Builder]] = [
         "lives moved relocated based living works working studies studying is 's",
         re.compile(
             r"^(?:(?:and|but|so|also|oh|well|btw)\s+)*"
-            rf"(?:(?:my|our) {_MOD}(?P<rel>{_REL}|{_PET}|{_BREED})(?:,? (?P<name>[\w'-]+(?: [\w'-]+)?),?)?|(?P<pron>she|he)|"
+            rf"(?:(?:my|our) {_MOD}(?P<rel>{_REL}|{_PET}|{_BREED})(?:,? (?P<name>[\w'-]+(?: [\w'-]+\.?)?),?)?|(?P<pron>she|he)|"
             r"(?P<who>[\w'-]+(?: [\w'-]+)?))"
             rf"(?: {_ADV}|(?='))(?P<verb>lives in|lives|moved to|relocated to|is based in|is living in|works (?:at|for)|"
             r"is working (?:at|for)|studies at|is studying at|is (?:now )?(?:a|an)|'s (?:now )?(?:a|an)) "

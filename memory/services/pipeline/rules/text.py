@@ -54,6 +54,8 @@ _CALLED_QUOTED = re.compile(r'\b(called|named|titled)\s+"([^"\n]{1,60}?)[.!?,]?"
 _QUOTED = re.compile(r'"[^"\n]*"|(?<![\w])\'[^\'\n]{3,}?\'(?![\w])|^\s*>.*$', re.M)
 _SENTENCE = re.compile(
     r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+    # an initial ("Anna K. lives in Gdansk") does not end a sentence
+    r"(?<!\b[A-Z]\.)"
     r"(?<=[.!?;])\s+|\n+"
 )
 _PRONOUN_SUBJECT = r"(?:i|i'm|i've|i'd|i'll|we|we're|we've|my|our|she|he|she's|he's)"
