@@ -61,7 +61,8 @@ class Candidate:
         self.text = " ".join(self.text.split())[:2000]
         if self.kind not in KINDS:
             self.kind = "fact"
-        self.subject = self.subject.strip()[:200]
+        # "Anna K." and "Anna K" are one subject: no trailing punctuation.
+        self.subject = self.subject.strip().rstrip(".,;:!?")[:200]
         self.predicate = re.sub(r"[^a-z0-9_]+", "_", self.predicate.strip().lower()).strip("_")[
             :100
         ]

@@ -127,7 +127,9 @@ def extract(*, space: Space, turn: Turn) -> tuple[list[Candidate], str]:
 # A turn that only takes something back: "That's no longer true.", "not anymore".
 _BARE_RETRACTION = re.compile(
     r"^\W*(?:no[,.!]?\s+)?(?:that(?:'s| is) (?:no longer|not) (?:true|the case|right)|"
-    r"not any ?more|no longer|that changed|that's changed|not true any ?more)\W*$",
+    r"not any ?more|no longer|that changed|that's changed|not true any ?more)"
+    # a reason may follow: "That's no longer true, she moved to another team."
+    r"(?:\s*[,;\u2014-]\s*[^?]*)?\W*$",
     re.I,
 )
 

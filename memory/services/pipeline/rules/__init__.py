@@ -56,7 +56,8 @@ from memory.services.pipeline.rules.text import (
 
 find_date = dates.find_date  # the date a clause talks about, importable from here
 
-__all__ = ["PATTERNS", "USER", "extract", "find_date"]
+retraction = _retraction  # "User no longer works at X" as a retraction candidate
+__all__ = ["PATTERNS", "USER", "extract", "find_date", "retraction"]
 
 
 def _clause_facts(clause: str, t: _Turn) -> list[Candidate]:
