@@ -563,8 +563,11 @@ def save_fact(
     actor: str = "api",
     session: Session | None = None,
     turn_refs: Sequence[str] = (),
+    dry_run: bool = False,
 ) -> FactResult:
-    """Store one fact through screening, resolution and the graph."""
+    """Store one fact through screening, resolution and the graph. With
+    dry_run, answer the resolver's plan and write nothing (a flagged text
+    plans QUARANTINE)."""
     candidate = Candidate(
         text=text,
         kind=kind,
@@ -577,6 +580,8 @@ def save_fact(
     candidate, flagged = _screened(candidate)
     prov = Provenance(source=source, actor=actor, session=session, turn_refs=tuple(turn_refs))
     if flagged:
+        if dry_run:
+            return FactResult(item=None, action="QUARANTINE", reason=", ".join(flagged))
         with transaction.atomic():
             return quarantine(space=space, candidate=candidate, reasons=flagged, prov=prov)
     if not candidate.predicate:
@@ -596,6 +601,15 @@ def save_fact(
     candidate = identity.resolve(space, candidate)
     neighbours = retrieve.similar(space=space, candidate=candidate)
     decision = resolve.decide(candidate, neighbours)
+    if dry_run:
+        # The plan only: what the resolver decided and what it would replace.
+        replaced = decision.action in ("UPDATE", "DELETE")
+        return FactResult(
+            item=None,
+            action=decision.action,
+            superseded=[t.pk for t in decision.targets] if replaced else [],
+            reason=decision.reason,
+        )
     with transaction.atomic():
         result = apply(space=space, decision=decision, prov=prov)
         if result.item is not None and result.action in ("ADD", "UPDATE"):

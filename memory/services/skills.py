@@ -1,0 +1,119 @@
+"""Skills (L4) as an API: SKILL.md-shaped procedures (name, description,
+body). A draft the consolidator proposes stays disabled until a person
+enables it; agents only ever see enabled skills."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+
+from memory.errors import Conflict, NotFound
+from memory.models import Skill, Space
+from memory.services import audit
+
+
+def skills(
+    *, space: Space, enabled: bool | None = None, draft: bool | None = None, q: str = ""
+) -> QuerySet[Skill]:
+    rows = Skill.objects.filter(space=space)
+    if enabled is not None:
+        rows = rows.filter(enabled=enabled)
+    if draft is not None:
+        rows = rows.filter(is_draft=draft)
+    for word in q.split()[:8]:
+        rows = rows.filter(
+            Q(name__icontains=word) | Q(description__icontains=word) | Q(body__icontains=word)
+        )
+    return rows.order_by("name")
+
+
+def get_skill(*, space: Space, skill_id: int) -> Skill:
+    found = Skill.objects.filter(space=space, pk=skill_id).first()
+    if found is None:
+        raise NotFound(f"skill {skill_id} not found")
+    return found
+
+
+def create_skill(
+    *,
+    space: Space,
+    name: str,
+    description: str = "",
+    body: str = "",
+    enabled: bool = False,
+    draft: bool = False,
+    source: str = "api",
+    actor: str = "api",
+) -> Skill:
+    """A person's skill may start enabled; a draft never does."""
+    try:
+        with transaction.atomic():
+            skill = Skill.objects.create(
+                space=space,
+                name=name.strip(),
+                description=description,
+                body=body,
+                enabled=enabled and not draft,
+                is_draft=draft,
+                source=source,
+            )
+            audit.record(
+                space=space, action="add", target_type="skill", target_id=skill.pk, actor=actor
+            )
+    except IntegrityError:
+        raise Conflict(f"name: a skill named {name!r} already exists") from None
+    return skill
+
+
+def update_skill(*, skill: Skill, actor: str, **fields: Any) -> Skill:
+    """Edit a skill. Enabling a draft is a person accepting it: it stops being a draft."""
+    changed = {k: v for k, v in fields.items() if v is not None}
+    if changed.get("enabled"):
+        changed["is_draft"] = False
+    for name, value in changed.items():
+        setattr(skill, name, value)
+    skill.updated_at = timezone.now()
+    try:
+        with transaction.atomic():
+            skill.save(update_fields=[*changed, "updated_at"])
+            audit.record(
+                space=skill.space_id,
+                action="edit",
+                target_type="skill",
+                target_id=skill.pk,
+                actor=actor,
+                fields=sorted(changed),
+            )
+    except IntegrityError:
+        raise Conflict("name: another skill already has this name") from None
+    return skill
+
+
+def delete_skill(*, skill: Skill, actor: str) -> None:
+    with transaction.atomic():
+        audit.record(
+            space=skill.space_id,
+            action="delete",
+            target_type="skill",
+            target_id=skill.pk,
+            actor=actor,
+            name=skill.name,
+        )
+        skill.delete()
+
+
+def record_use(*, space: Space, skill_id: int) -> Skill:
+    """An agent used an enabled skill: count it."""
+    rows = Skill.objects.filter(space=space, pk=skill_id, enabled=True)
+    if not rows.update(usage_count=F("usage_count") + 1, last_used_at=timezone.now()):
+        raise NotFound(f"skill {skill_id} not found among the enabled skills")
+    return Skill.objects.get(pk=skill_id)
+
+
+def skill_md(skill: Skill) -> str:
+    """The SKILL.md form: YAML front matter with name and description, then the body."""
+    description = skill.description.replace("\n", " ").strip()
+    return f"---\nname: {skill.name}\ndescription: {description}\n---\n\n{skill.body.strip()}\n"
