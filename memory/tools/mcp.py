@@ -146,7 +146,12 @@ def build_server(context_for: ContextFor) -> Server[Any]:
                     arguments=[
                         types.PromptArgument(
                             name="query", description="The user's message.", required=False
-                        )
+                        ),
+                        types.PromptArgument(
+                            name="session_id",
+                            description="The conversation, for the memory_assess reminder.",
+                            required=False,
+                        ),
                     ],
                 )
             ]
@@ -161,8 +166,14 @@ def build_server(context_for: ContextFor) -> Server[Any]:
         if params.name != "context":
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown prompt {params.name}")
         tool_ctx = await context_for(ctx)
-        query = (params.arguments or {}).get("query", "")
-        built = await in_thread(lambda: build_context(space=tool_ctx.space, query=query))
+        arguments = params.arguments or {}
+        built = await in_thread(
+            lambda: build_context(
+                space=tool_ctx.space,
+                query=arguments.get("query", ""),
+                session_id=arguments.get("session_id") or None,
+            )
+        )
         return types.GetPromptResult(
             description="Engram memory context",
             messages=[
