@@ -602,13 +602,17 @@ def save_fact(
     neighbours = retrieve.similar(space=space, candidate=candidate)
     decision = resolve.decide(candidate, neighbours)
     if dry_run:
-        # The plan only: what the resolver decided and what it would replace.
-        replaced = decision.action in ("UPDATE", "DELETE")
+        # The plan: apply the decision exactly as a write would (single-valued
+        # chains, history placement), then roll it back. on_commit work
+        # (embedding, mirrors) is discarded with the savepoint.
+        with transaction.atomic():
+            planned = apply(space=space, decision=decision, prov=prov)
+            transaction.set_rollback(True)
         return FactResult(
             item=None,
-            action=decision.action,
-            superseded=[t.pk for t in decision.targets] if replaced else [],
-            reason=decision.reason,
+            action=planned.action,
+            superseded=list(planned.superseded),
+            reason=planned.reason,
         )
     with transaction.atomic():
         result = apply(space=space, decision=decision, prov=prov)

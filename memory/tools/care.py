@@ -230,10 +230,10 @@ class StepOut(ToolResult):
 def _run_step(ctx: ToolContext, step: str) -> dict[str, Any]:
     from consolidation import services as consolidation
 
-    run = consolidation.run_now(space=ctx.space, trigger="tool", only=[step])
+    run = consolidation.run_now(space=ctx.space, trigger="manual", only=[step])
     if run is None:
         return {"ran": False, "counts": {}, "report": "a consolidation run is already active"}
-    counts = dict((run.steps or {}).get(step, {}))
+    counts = dict((run.steps or {}).get(step, {}).get("counts", {}))
     return {"ran": True, "counts": counts, "report": run.report[:2000]}
 
 
