@@ -11,8 +11,10 @@ django_app = get_asgi_application()
 
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
+from engram_site.middleware import AsgiBodyLimit  # noqa: E402
 from memory.tools.mcp import BearerGate, http_app  # noqa: E402
 
+limited_django = AsgiBodyLimit(django_app)
 mcp_app = http_app()
 gated_mcp = BearerGate(mcp_app)
 
@@ -25,4 +27,4 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "http" and (path == "/mcp" or path == "/mcp/"):
         await gated_mcp({**scope, "path": "/mcp"}, receive, send)
         return
-    await django_app(scope, receive, send)
+    await limited_django(scope, receive, send)
