@@ -13,6 +13,7 @@ worker thread."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -55,8 +56,9 @@ async def in_thread(fn: Callable[[], Any]) -> Any:
     return await anyio.to_thread.run_sync(run)
 
 
-def tool_list() -> list[types.Tool]:
-    return [
+@functools.cache
+def _tools() -> tuple[types.Tool, ...]:
+    return tuple(
         types.Tool(
             name=t.name,
             title=t.title,
@@ -71,7 +73,18 @@ def tool_list() -> list[types.Tool]:
             ),
         )
         for t in registry.all_tools()
-    ]
+    )
+
+
+def tool_list() -> list[types.Tool]:
+    return list(_tools())
+
+
+def input_schema(name: str) -> dict[str, Any] | None:
+    try:
+        return registry.get(name).input_schema()
+    except EngramError:
+        return None
 
 
 def _error(text: str) -> types.CallToolResult:
@@ -186,6 +199,7 @@ def build_server(context_for: ContextFor) -> Server[Any]:
         version="1",
         title="Engram memory",
         instructions=INSTRUCTIONS,
+        get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -283,6 +297,7 @@ class BearerGate:
 
 def http_app() -> ASGIApp:
     """The Starlette app serving /mcp (its lifespan runs the session manager)."""
+    tool_list()  # build the schemas now, not on the first call
     server = build_server(_from_request)
     app = server.streamable_http_app(
         streamable_http_path="/mcp",

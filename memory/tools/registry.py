@@ -11,6 +11,7 @@ Conflict) pass through unchanged for the adapter to map."""
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -57,11 +58,13 @@ class Tool:
     destructive: bool
     examples: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
+    # Schemas are built once per process: pydantic's schema generation costs
+    # milliseconds per model, and MCP asks for the tool list on every call.
     def input_schema(self) -> dict[str, Any]:
-        return function_schema(self.args)
+        return _schema(self.args, "validation")
 
     def output_schema(self) -> dict[str, Any]:
-        return _inline(copy.deepcopy(self.result.model_json_schema(mode="serialization")))
+        return _schema(self.result, "serialization")
 
 
 class ToolArgumentError(Exception):
@@ -204,6 +207,13 @@ def _clean(node: Any) -> Any:
     return out
 
 
+@functools.cache
+def _schema(model: type[BaseModel], mode: str) -> dict[str, Any]:
+    if mode == "validation":
+        return function_schema(model)
+    return _inline(copy.deepcopy(model.model_json_schema(mode="serialization")))
+
+
 def function_schema(model: type[BaseModel]) -> dict[str, Any]:
     raw = _inline(copy.deepcopy(model.model_json_schema()))
     raw.pop("description", None)
@@ -214,7 +224,9 @@ def function_schema(model: type[BaseModel]) -> dict[str, Any]:
     return cleaned
 
 
+@functools.cache
 def manifest(fmt: str = "engram") -> list[dict[str, Any]]:
+    """The tool list in one of the manifest formats (built once; do not mutate)."""
     tools = all_tools()
     if fmt == "openai":
         return [

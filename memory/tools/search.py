@@ -8,7 +8,6 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any, Literal
 
-from django.db import transaction
 from django.utils import timezone
 from pydantic import Field
 
@@ -21,6 +20,7 @@ from memory.tools._common import AS_OF, KNOWN_AT, ResultType
 from memory.tools.registry import ToolArgs, ToolContext, ToolResult, tool
 
 BATCHES_PER_SESSION = 20
+PRUNE_EVERY = 10
 SESSION = Field(
     default="default",
     min_length=1,
@@ -73,23 +73,49 @@ def _rows(response: Any) -> list[dict[str, Any]]:
 
 
 def register_batch(*, ctx: ToolContext, session_id: str, query: str, rows: list[dict[str, Any]]) -> str:
-    """Record the answer's refs; keep the latest BATCHES_PER_SESSION of the session."""
+    """Record the answer's refs: one INSERT on the search path. Only the
+    latest BATCHES_PER_SESSION of a session count (memory_assess checks);
+    older ones are deleted every PRUNE_EVERY batches."""
     batch_id = secrets.token_hex(4)
     refs: dict[str, str] = {}
     for n, row in enumerate(rows, start=1):
         row["ref"] = f"{batch_id}.{n}"
         refs[row["ref"]] = row["id"]
-    with transaction.atomic():
-        SearchBatch.objects.create(
-            space=ctx.space, batch_id=batch_id, session_key=session_id, query=query[:500], refs=refs
-        )
-        keep = SearchBatch.objects.filter(space=ctx.space, session_key=session_id).order_by(
-            "-created_at", "-id"
-        )[BATCHES_PER_SESSION:]
-        old = list(keep.values_list("pk", flat=True))
-        if old:
-            SearchBatch.objects.filter(pk__in=old).delete()
+    batch = SearchBatch.objects.create(
+        space=ctx.space, batch_id=batch_id, session_key=session_id, query=query[:500], refs=refs
+    )
+    if batch.pk % PRUNE_EVERY == 0:
+        prune_batches(space=ctx.space, session_id=session_id)
     return batch_id
+
+
+def _session_batches(space: Any, session_id: str) -> Any:
+    return SearchBatch.objects.filter(space=space, session_key=session_id).order_by("-id")
+
+
+def prune_batches(*, space: Any, session_id: str) -> int:
+    cutoff = (
+        _session_batches(space, session_id)
+        .values_list("pk", flat=True)[BATCHES_PER_SESSION : BATCHES_PER_SESSION + 1]
+        .first()
+    )
+    if cutoff is None:
+        return 0
+    deleted, _ = SearchBatch.objects.filter(
+        space=space, session_key=session_id, pk__lte=cutoff
+    ).delete()
+    return deleted
+
+
+def live_batch(*, space: Any, batch_id: str) -> SearchBatch | None:
+    """The batch if it is one of the latest BATCHES_PER_SESSION of its session."""
+    batch = SearchBatch.objects.filter(space=space, batch_id=batch_id).first()
+    if batch is None:
+        return None
+    newer = SearchBatch.objects.filter(
+        space=space, session_key=batch.session_key, pk__gt=batch.pk
+    ).count()
+    return batch if newer < BATCHES_PER_SESSION else None
 
 
 @tool(
@@ -207,7 +233,7 @@ def verdict(
     ),
 )
 def memory_assess(ctx: ToolContext, args: AssessIn) -> dict[str, Any]:
-    batch = SearchBatch.objects.filter(space=ctx.space, batch_id=args.batch_id).first()
+    batch = live_batch(space=ctx.space, batch_id=args.batch_id)
     if batch is None:
         raise NotFound(f"batch {args.batch_id} not found (batches are kept for 20 searches)")
     out = verdict(

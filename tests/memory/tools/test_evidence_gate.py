@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from memory.models import AuditEvent, SearchBatch
-from memory.tools.search import BATCHES_PER_SESSION
+from memory.tools.search import BATCHES_PER_SESSION, PRUNE_EVERY
 
 
 @pytest.fixture
@@ -113,14 +113,26 @@ def test_at_most_eight_refs_and_unknown_batches(call, batch):
     assert status == 404
 
 
-def test_only_the_latest_batches_of_a_session_are_kept(ok, space):
+def test_only_the_latest_batches_of_a_session_count(ok, call, space):
     ok("memory_save", text="The user's sister Anna lives in Porto.")
-    first = ok("memory_search", query="Anna", session_id="chat-1")["batch_id"]
-    for _ in range(BATCHES_PER_SESSION):
+    first = ok("memory_search", query="Anna", session_id="chat-1")
+    assess = {
+        "evidence_refs": [first["results"][0]["ref"]],
+        "next_strategy": "answer",
+        "sufficient": True,
+    }
+    for _ in range(BATCHES_PER_SESSION - 1):
         ok("memory_search", query="Anna", session_id="chat-1")
-    ok("memory_search", query="Anna", session_id="chat-2")
-    assert SearchBatch.objects.filter(space=space, session_key="chat-1").count() == 20
-    assert not SearchBatch.objects.filter(batch_id=first).exists()
+    ok("memory_search", query="Anna", session_id="chat-2")  # another session's do not count
+    assert ok("memory_assess", batch_id=first["batch_id"], **assess)["sufficient"] is True
+    ok("memory_search", query="Anna", session_id="chat-1")  # the 21st
+    status, _ = call("memory_assess", batch_id=first["batch_id"], **assess)
+    assert status == 404
+    for _ in range(2 * PRUNE_EVERY):
+        ok("memory_search", query="Anna", session_id="chat-1")
+    kept = SearchBatch.objects.filter(space=space, session_key="chat-1").count()
+    assert BATCHES_PER_SESSION <= kept < BATCHES_PER_SESSION + PRUNE_EVERY
+    assert not SearchBatch.objects.filter(batch_id=first["batch_id"]).exists()
     assert SearchBatch.objects.filter(space=space, session_key="chat-2").count() == 1
 
 
