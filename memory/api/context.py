@@ -50,6 +50,9 @@ class ContextOut(Schema):
 @router.get("/context", response=ContextOut)
 def context(request: SpaceRequest, params: Query[ContextQuery]) -> dict[str, Any]:
     return build_context(
-        space=request.space, query=params.query, as_of=params.as_of, known_at=params.known_at,
+        space=request.space,
+        query=params.query,
+        as_of=params.as_of,
+        known_at=params.known_at,
         session_id=params.session_id,
     )

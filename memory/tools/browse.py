@@ -122,9 +122,7 @@ def memory_episodes(ctx: ToolContext, args: EpisodesIn) -> dict[str, Any]:
     groups: dict[int, list[Turn]] = {}
     for t in rows:
         groups.setdefault(t.session_id, []).append(t)
-    sessions = {
-        s.pk: s for s in Session.objects.filter(pk__in=groups).select_related("summary")
-    }
+    sessions = {s.pk: s for s in Session.objects.filter(pk__in=groups).select_related("summary")}
     out = []
     for session_pk, session_turns in groups.items():  # newest session first: rows are
         session = sessions[session_pk]
@@ -250,9 +248,11 @@ def memory_neighbors(ctx: ToolContext, args: NeighborsIn) -> dict[str, Any]:
     for hop in range(1, args.hops + 1):
         if not frontier or len(out) >= args.limit:
             break
-        edges = Relation.objects.filter(space=ctx.space, expired_at=None).filter(
-            Q(src_id__in=frontier) | Q(dst_id__in=frontier)
-        ).exclude(item__status__in=[MemoryItem.Status.FORGOTTEN, MemoryItem.Status.ARCHIVED])
+        edges = (
+            Relation.objects.filter(space=ctx.space, expired_at=None)
+            .filter(Q(src_id__in=frontier) | Q(dst_id__in=frontier))
+            .exclude(item__status__in=[MemoryItem.Status.FORGOTTEN, MemoryItem.Status.ARCHIVED])
+        )
         nxt: set[int] = set()
         for edge in edges.select_related("src", "dst")[:500]:
             for here, there in ((edge.src, edge.dst), (edge.dst, edge.src)):

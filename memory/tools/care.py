@@ -146,9 +146,7 @@ def memory_stats(ctx: ToolContext, args: StatsIn) -> dict[str, Any]:
         "turns": status["turns"],
         "sessions": status["sessions"],
         "skills_enabled": Skill.objects.filter(space=ctx.space, enabled=True).count(),
-        "unassessed_batches": SearchBatch.objects.filter(
-            space=ctx.space, assessed_at=None
-        ).count(),
+        "unassessed_batches": SearchBatch.objects.filter(space=ctx.space, assessed_at=None).count(),
         "pending_jobs": status["pending_jobs"],
         "last_consolidation": status["last_consolidation"],
     }
@@ -209,7 +207,7 @@ def memory_audit_forgotten(ctx: ToolContext, args: ForgottenIn) -> dict[str, Any
                 "restorable": True,
             }
         )
-    rows.sort(key=lambda r: (r["when"] or r["created_at"]), reverse=True)
+    rows.sort(key=lambda r: r["when"] or r["created_at"], reverse=True)
     return {"items": rows[: args.limit]}
 
 

@@ -135,6 +135,7 @@ def build_server(context_for: ContextFor) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         from mcp.shared.exceptions import MCPError
+
         from memory.services import core
 
         label = CORE_URIS.get(str(params.uri))
@@ -143,7 +144,9 @@ def build_server(context_for: ContextFor) -> Server[Any]:
         tool_ctx = await context_for(ctx)
         text = await in_thread(lambda: core.get_block(space=tool_ctx.space, label=label).text)
         return types.ReadResourceResult(
-            contents=[types.TextResourceContents(uri=str(params.uri), mime_type="text/plain", text=text)]
+            contents=[
+                types.TextResourceContents(uri=str(params.uri), mime_type="text/plain", text=text)
+            ]
         )
 
     async def list_prompts(
@@ -174,6 +177,7 @@ def build_server(context_for: ContextFor) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         from mcp.shared.exceptions import MCPError
+
         from memory.services.context import build_context
 
         if params.name != "context":

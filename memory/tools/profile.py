@@ -93,7 +93,12 @@ def memory_profile(ctx: ToolContext, args: ProfileIn) -> dict[str, Any]:
         "tokens": core.tokens(block=block),
         "budget_tokens": block.budget_tokens,
         "history": [
-            {"version": v.version, "author": v.author, "reason": v.reason, "created_at": v.created_at}
+            {
+                "version": v.version,
+                "author": v.author,
+                "reason": v.reason,
+                "created_at": v.created_at,
+            }
             for v in core.history(block=block, limit=20)
         ],
         "dry_run": args.dry_run,

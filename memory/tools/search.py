@@ -72,7 +72,9 @@ def _rows(response: Any) -> list[dict[str, Any]]:
     return [asdict(r) for r in response.results]
 
 
-def register_batch(*, ctx: ToolContext, session_id: str, query: str, rows: list[dict[str, Any]]) -> str:
+def register_batch(
+    *, ctx: ToolContext, session_id: str, query: str, rows: list[dict[str, Any]]
+) -> str:
     """Record the answer's refs: one INSERT on the search path. Only the
     latest BATCHES_PER_SESSION of a session count (memory_assess checks);
     older ones are deleted every PRUNE_EVERY batches."""
@@ -261,9 +263,7 @@ def memory_assess(ctx: ToolContext, args: AssessIn) -> dict[str, Any]:
 
 def unassessed(*, space: Any, session_id: str = "default") -> int:
     """How many search batches of a session no memory_assess has judged yet."""
-    return SearchBatch.objects.filter(
-        space=space, session_key=session_id, assessed_at=None
-    ).count()
+    return SearchBatch.objects.filter(space=space, session_key=session_id, assessed_at=None).count()
 
 
 # --- legacy aliases ---------------------------------------------------------------------------

@@ -275,7 +275,9 @@ class UpdateOut(ToolResult):
 def memory_update(ctx: ToolContext, args: UpdateIn) -> dict[str, Any]:
     old = item_or_404(ctx.space, args.id)
     if not old.is_live:
-        raise Invalid(f"id: item {old.pk} is not live ({old.status}); only a live entry is corrected")
+        raise Invalid(
+            f"id: item {old.pk} is not live ({old.status}); only a live entry is corrected"
+        )
     if args.dry_run:
         return {"id": None, "replaces": str(old.pk), "action": "UPDATE", "dry_run": True}
     with transaction.atomic():

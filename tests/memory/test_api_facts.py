@@ -83,7 +83,9 @@ def test_it_needs_a_key(client):
 
 
 def test_a_dry_run_answers_the_plan_and_writes_nothing(api, space):
-    first = save(api, text="Sam works at Initech", subject="sam", predicate="works_at", object="Initech")
+    first = save(
+        api, text="Sam works at Initech", subject="sam", predicate="works_at", object="Initech"
+    )
     before = (MemoryItem.objects.count(), AuditEvent.objects.count())
     plan = save(
         api,

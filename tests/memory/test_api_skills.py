@@ -13,18 +13,28 @@ def post(api, path, body):  # type: ignore[no-untyped-def]
 
 
 def test_create_read_edit_delete(api, space):
-    made = post(api, "/api/v1/skills", {"name": "deploy", "description": "Ship it", "body": "1. test\n2. push", "enabled": True})
+    made = post(
+        api,
+        "/api/v1/skills",
+        {"name": "deploy", "description": "Ship it", "body": "1. test\n2. push", "enabled": True},
+    )
     assert made.status_code == 201, made.json()
     skill = made.json()
     assert skill["enabled"] is True and skill["draft"] is False
     assert skill["skill_md"].startswith("---\nname: deploy\ndescription: Ship it\n---")
     assert api.get(f"/api/v1/skills/{skill['id']}").json()["body"] == "1. test\n2. push"
-    patched = api.patch(f"/api/v1/skills/{skill['id']}", {"enabled": False}, content_type="application/json")
+    patched = api.patch(
+        f"/api/v1/skills/{skill['id']}", {"enabled": False}, content_type="application/json"
+    )
     assert patched.status_code == 200 and patched.json()["enabled"] is False
     assert post(api, "/api/v1/skills", {"name": "deploy"}).status_code == 409
     assert api.delete(f"/api/v1/skills/{skill['id']}").status_code == 204
     assert api.get(f"/api/v1/skills/{skill['id']}").status_code == 404
-    assert {e.action for e in AuditEvent.objects.filter(target_type="skill")} == {"add", "edit", "delete"}
+    assert {e.action for e in AuditEvent.objects.filter(target_type="skill")} == {
+        "add",
+        "edit",
+        "delete",
+    }
 
 
 def test_drafts_are_created_disabled_and_enabling_accepts_them(api):
@@ -32,18 +42,24 @@ def test_drafts_are_created_disabled_and_enabling_accepts_them(api):
     assert draft["enabled"] is False and draft["draft"] is True
     assert [s["name"] for s in api.get("/api/v1/skills?draft=true").json()["skills"]] == ["backup"]
     assert api.get("/api/v1/skills?enabled=true").json()["skills"] == []
-    on = api.patch(f"/api/v1/skills/{draft['id']}", {"enabled": True}, content_type="application/json").json()
+    on = api.patch(
+        f"/api/v1/skills/{draft['id']}", {"enabled": True}, content_type="application/json"
+    ).json()
     assert on["enabled"] is True and on["draft"] is False
 
 
 def test_search_with_q(api):
     post(api, "/api/v1/skills", {"name": "deploy", "body": "run the migrations"})
     post(api, "/api/v1/skills", {"name": "backup", "body": "copy the database"})
-    assert [s["name"] for s in api.get("/api/v1/skills?q=migrations").json()["skills"]] == ["deploy"]
+    assert [s["name"] for s in api.get("/api/v1/skills?q=migrations").json()["skills"]] == [
+        "deploy"
+    ]
 
 
 def test_memory_skills_lists_enabled_ones_and_counts_use(api, space):
-    on = post(api, "/api/v1/skills", {"name": "deploy", "body": "migrate then restart", "enabled": True}).json()
+    on = post(
+        api, "/api/v1/skills", {"name": "deploy", "body": "migrate then restart", "enabled": True}
+    ).json()
     post(api, "/api/v1/skills", {"name": "draft-one", "body": "migrate", "draft": True})
     body = post(api, "/api/v1/tools/memory_skills", {"query": "migrate"}).json()
     assert [s["name"] for s in body["skills"]] == ["deploy"]

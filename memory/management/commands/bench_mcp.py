@@ -12,6 +12,7 @@ configured database and deletes the bench space afterwards (unless --reuse).
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import socket
@@ -19,8 +20,6 @@ import subprocess
 import sys
 import time
 from typing import Any
-
-import logging
 
 import anyio
 from django.conf import settings
@@ -32,7 +31,6 @@ from memory.management.commands.bench_recall import Command as RecallBench
 from memory.management.commands.bench_recall import _loadavg, _percentiles, _vocabulary
 from memory.models import MemoryItem, Space
 from memory.services.spaces import create_api_key
-
 
 logging.getLogger("httpx2").setLevel(logging.WARNING)
 
@@ -55,12 +53,14 @@ class Command(BaseCommand):
         self.stdout.write(f"database: {connection.vendor} {connection.settings_dict['NAME']}")
         name = f"bench-mcp-{opts['items']}-{opts['turns']}-{opts['seed']}"
         space = Space.objects.filter(name=name).first() if opts["reuse"] else None
-        helper = RecallBench(stdout=self.stdout, stderr=self.stderr)
+        helper = RecallBench()
         if space is not None and not helper._complete(space, opts["items"], opts["turns"]):
             helper._delete(space)
             space = None
         if space is None:
-            space = Space.objects.create(name=name if opts["reuse"] else f"bench-mcp-{int(time.time())}")
+            space = Space.objects.create(
+                name=name if opts["reuse"] else f"bench-mcp-{int(time.time())}"
+            )
             vocab = _vocabulary(rng, 20_000)
             weights = [1.0 / (i + 1) ** 1.05 for i in range(len(vocab))]
             started = time.perf_counter()
@@ -119,9 +119,15 @@ class Command(BaseCommand):
         finally:
             server.terminate()
             server.wait(timeout=15)
-        self.stdout.write(f"MCP tools/call memory_search (k={k}), end to end: {_percentiles(samples)}")
-        self.stdout.write(f"  of which recall inside the server (took_ms): {_percentiles(server_ms)}")
-        self.stdout.write(f"REST POST /api/v1/tools/memory_search, same server: {_percentiles(rest)}")
+        self.stdout.write(
+            f"MCP tools/call memory_search (k={k}), end to end: {_percentiles(samples)}"
+        )
+        self.stdout.write(
+            f"  of which recall inside the server (took_ms): {_percentiles(server_ms)}"
+        )
+        self.stdout.write(
+            f"REST POST /api/v1/tools/memory_search, same server: {_percentiles(rest)}"
+        )
         self.stdout.write(f"load average: {_loadavg()}")
 
     async def _calls(
@@ -132,7 +138,9 @@ class Command(BaseCommand):
         from mcp.client.streamable_http import streamable_http_client
 
         deadline = time.monotonic() + 60
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+        async with httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {key}"}, timeout=30
+        ) as http:
             while True:
                 try:
                     if (await http.get(f"{base}/api/v1/health")).status_code == 200:

@@ -78,7 +78,10 @@ def http_url(django_db_setup, django_db_blocker) -> Iterator[str]:  # type: igno
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
-                if httpx2.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=1).status_code == 200:
+                if (
+                    httpx2.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=1).status_code
+                    == 200
+                ):
                     break
             except httpx2.HTTPError:
                 time.sleep(0.2)
@@ -143,12 +146,26 @@ def seeded(rest: DjangoClient, settings, tmp_path) -> dict[str, Any]:  # type: i
     settings.ENGRAM = {**settings.ENGRAM, "MIRROR_DIR": tmp_path / "mirror"}
     for text in ("The user's sister Anna lives in Porto.", "I live in Lisbon"):
         assert rest_call(rest, "memory_save", {"text": text})[0] == 200
-    turn = {"session_id": "s1", "role": "user", "text": "Anna showed me her garden in Porto.", "ref": "t1"}
+    turn = {
+        "session_id": "s1",
+        "role": "user",
+        "text": "Anna showed me her garden in Porto.",
+        "ref": "t1",
+    }
     assert rest.post("/api/v1/turns", turn, content_type="application/json").status_code == 202
     rest_call(
         rest,
         "memory_facts",
-        {"facts": [{"entity": "Anna", "content": "Anna works at Acme.", "predicate": "works_at", "object": "Acme"}]},
+        {
+            "facts": [
+                {
+                    "entity": "Anna",
+                    "content": "Anna works at Acme.",
+                    "predicate": "works_at",
+                    "object": "Acme",
+                }
+            ]
+        },
     )
     item = MemoryItem.objects.filter(text__contains="Anna lives").get()
     status, found = rest_call(rest, "memory_search", {"query": "Anna Porto"})
@@ -178,7 +195,9 @@ def calls(seeded: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "memory_facts": {"entity": "Anna", "include_invalid": True},
         "memory_report": {"id": item, "outcome": "success", "dry_run": True},
         "memory_ingest_history": {
-            "jsonl": json.dumps({"session_id": "old", "role": "user", "text": "I used to live in Rome."})
+            "jsonl": json.dumps(
+                {"session_id": "old", "role": "user", "text": "I used to live in Rome."}
+            )
         },
         "memory_timeline": {"limit": 10},
         "memory_episodes": {},
@@ -245,7 +264,9 @@ def test_every_tool_answers_the_same_over_mcp_and_rest(transport, http_url, keys
         assert normalized(result.structured_content) == normalized(expected), name
         assert json.loads(result.content[0].text) == result.structured_content
     search = got["answers"]["memory_search"][2].structured_content
-    assert search["batch_id"] and all(r["ref"].startswith(search["batch_id"]) for r in search["results"])
+    assert search["batch_id"] and all(
+        r["ref"].startswith(search["batch_id"]) for r in search["results"]
+    )
     assess = got["answers"]["memory_assess"][2].structured_content
     assert assess["sufficient"] is True and assess["rejected_refs"] == ["other.1"]
 
@@ -323,7 +344,10 @@ def test_hosts_and_origins_outside_the_allowlist_are_refused(http_url, keys):
         "Authorization": f"Bearer {keys['a']}",
     }
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {}}
-    assert httpx2.post(http_url, json=ping, headers={**headers, "Host": "evil.example"}).status_code == 421
+    assert (
+        httpx2.post(http_url, json=ping, headers={**headers, "Host": "evil.example"}).status_code
+        == 421
+    )
     evil = {**headers, "Origin": "http://evil.example"}
     assert httpx2.post(http_url, json=ping, headers=evil).status_code == 403
     good = {**headers, "Origin": "http://localhost:3000"}
@@ -342,7 +366,10 @@ def test_core_memory_is_a_resource_and_context_a_prompt(http_url, keys, rest, se
         )
 
     resources, user, prompts, prompt = over_http(http_url, keys["a"])(body)
-    assert {str(r.uri) for r in resources.resources} == {"engram://core/user", "engram://core/agent"}
+    assert {str(r.uri) for r in resources.resources} == {
+        "engram://core/user",
+        "engram://core/agent",
+    }
     assert "Prefers short answers" in user.contents[0].text
     assert [p.name for p in prompts.prompts] == ["context"]
     text = prompt.messages[0].content.text

@@ -36,7 +36,10 @@ def test_search_types_k_and_history(ok):
     assert [r["current"] for r in now["results"]] == [True]
     both = ok("memory_search", query="live Lisbon Berlin", types=["fact"], include_history=True)
     assert len(both["results"]) == 2 and {r["current"] for r in both["results"]} == {True, False}
-    assert len(ok("memory_search", query="live Lisbon Berlin", include_history=True, k=1)["results"]) == 1
+    assert (
+        len(ok("memory_search", query="live Lisbon Berlin", include_history=True, k=1)["results"])
+        == 1
+    )
 
 
 def test_search_known_at_sees_what_was_known_then(ok):
@@ -62,7 +65,9 @@ def test_timeline_newest_first_by_kind(ok):
     ok("remember_fact", text="The user prefers aisle seats on night trains.", kind="preference")
     items = ok("memory_timeline")["items"]
     assert [i["text"] for i in items][0] == "The user prefers aisle seats on night trains."
-    assert [i["created_at"] for i in items] == sorted((i["created_at"] for i in items), reverse=True)
+    assert [i["created_at"] for i in items] == sorted(
+        (i["created_at"] for i in items), reverse=True
+    )
     prefs = ok("memory_timeline", kind="preference")["items"]
     assert len(prefs) == 2 and {i["kind"] for i in prefs} == {"preference"}
 
@@ -106,8 +111,18 @@ def test_neighbors_walk_live_relations_up_to_three_hops(ok, call):
     ok(
         "memory_facts",
         facts=[
-            {"entity": "Anna", "content": "Anna lives in Porto.", "predicate": "lives_in", "object": "Porto"},
-            {"entity": "Porto", "content": "Porto is in Portugal.", "predicate": "located_in", "object": "Portugal"},
+            {
+                "entity": "Anna",
+                "content": "Anna lives in Porto.",
+                "predicate": "lives_in",
+                "object": "Porto",
+            },
+            {
+                "entity": "Porto",
+                "content": "Porto is in Portugal.",
+                "predicate": "located_in",
+                "object": "Portugal",
+            },
         ],
     )
     one = ok("memory_neighbors", entity="Anna")
@@ -188,7 +203,11 @@ def test_distill_merges_a_cluster_and_dry_run_only_counts(ok, space):
 
 
 def test_reflect_runs_the_belief_step(ok):
-    for text in ("The user climbs on Mondays.", "The user climbs on Thursdays.", "The user owns climbing shoes."):
+    for text in (
+        "The user climbs on Mondays.",
+        "The user climbs on Thursdays.",
+        "The user owns climbing shoes.",
+    ):
         ok("remember_fact", text=text)
     done = ok("memory_reflect")
     assert done["ran"] is True and isinstance(done["counts"], dict)

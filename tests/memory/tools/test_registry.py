@@ -22,7 +22,9 @@ def test_every_example_validates_against_its_own_manifest_schema(api):
 
 def test_a_wrong_example_fails_the_schema(api):
     # The schemas carry the bounds: they would catch a bad call.
-    search = next(t for t in api.get("/api/v1/tools").json()["tools"] if t["name"] == "memory_search")
+    search = next(
+        t for t in api.get("/api/v1/tools").json()["tools"] if t["name"] == "memory_search"
+    )
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"query": "x", "k": 101}, search["parameters"])
     with pytest.raises(jsonschema.ValidationError):
@@ -61,7 +63,10 @@ def test_an_unknown_tool_is_404_and_bad_json_is_4xx(api):
 
 
 def test_tools_need_a_key(client):
-    assert client.post("/api/v1/tools/memory_stats", {}, content_type="application/json").status_code == 401
+    assert (
+        client.post("/api/v1/tools/memory_stats", {}, content_type="application/json").status_code
+        == 401
+    )
 
 
 def test_each_tool_is_declared_once_with_its_kind():

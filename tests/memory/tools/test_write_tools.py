@@ -99,7 +99,12 @@ def test_facts_write_mode_with_replaces_and_failures(ok, call):
     body = ok(
         "memory_facts",
         facts=[
-            {"entity": "Anna", "content": "Anna lives in Porto.", "predicate": "lives_in", "object": "Porto"},
+            {
+                "entity": "Anna",
+                "content": "Anna lives in Porto.",
+                "predicate": "lives_in",
+                "object": "Porto",
+            },
             {"content": "No entity at all."},
             {"entity": "Anna", "content": "Anna works at Acme.", "replaces": "999999"},
         ],
@@ -122,13 +127,17 @@ def test_facts_write_mode_with_replaces_and_failures(ok, call):
     assert body["written"][0]["superseded"] == [first]
     chain = ok("memory_facts", entity="Anna", include_invalid=True)["facts"]
     assert {f["id"]: f["current"] for f in chain} == {body["written"][0]["id"]: True, first: False}
-    assert [f["text"] for f in ok("memory_facts", entity="Anna")["facts"]] == ["Anna moved to Faro."]
+    assert [f["text"] for f in ok("memory_facts", entity="Anna")["facts"]] == [
+        "Anna moved to Faro."
+    ]
     status, body = call("memory_facts", facts=[{"entity": "a", "content": "b"}] * 51)
     assert status == 422 and "facts" in body["detail"]
 
 
 def test_facts_dry_run_writes_nothing(ok):
-    body = ok("memory_facts", facts=[{"entity": "Anna", "content": "Anna lives in Porto."}], dry_run=True)
+    body = ok(
+        "memory_facts", facts=[{"entity": "Anna", "content": "Anna lives in Porto."}], dry_run=True
+    )
     assert body["dry_run"] is True and body["written"][0]["action"] == "ADD"
     assert MemoryItem.objects.count() == 0
 
