@@ -117,3 +117,72 @@ def skill_md(skill: Skill) -> str:
     """The SKILL.md form: YAML front matter with name and description, then the body."""
     description = skill.description.replace("\n", " ").strip()
     return f"---\nname: {skill.name}\ndescription: {description}\n---\n\n{skill.body.strip()}\n"
+
+
+def parse_skill_md(text: str) -> tuple[str, str, str]:
+    """(name, description, body) of a SKILL.md: YAML front matter with name
+    and description, then the body. Raises Invalid without a name."""
+    from memory.errors import Invalid
+
+    name, description, body = "", "", text
+    lines = text.splitlines()
+    if lines and lines[0].strip() == "---":
+        try:
+            end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+        except StopIteration:
+            raise Invalid("SKILL.md: the front matter is not closed with ---") from None
+        for line in lines[1:end]:
+            key, _, value = line.partition(":")
+            value = value.strip().strip("'\"")
+            if key.strip() == "name":
+                name = value
+            elif key.strip() == "description":
+                description = value
+        body = "\n".join(lines[end + 1 :]).strip()
+    if not name:
+        raise Invalid("SKILL.md: the front matter needs a name")
+    return name[:120], description, body
+
+
+def export_folder(*, space: Space, folder: Any) -> int:
+    """One folder per skill holding its SKILL.md, the layout agent runtimes load."""
+    from pathlib import Path
+
+    from django.utils.text import slugify
+
+    root = Path(folder)
+    count = 0
+    for skill in skills(space=space):
+        target = root / (slugify(skill.name) or f"skill-{skill.pk}")
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "SKILL.md").write_text(skill_md(skill), encoding="utf-8")
+        count += 1
+    return count
+
+
+def import_folder(
+    *, space: Space, folder: Any, enable: bool = False, actor: str = "cli"
+) -> dict[str, int]:
+    """Every */SKILL.md under `folder`: new names are created (disabled
+    unless `enable`), known names get the new description and body."""
+    from pathlib import Path
+
+    counts = {"created": 0, "updated": 0}
+    for path in sorted(Path(folder).glob("*/SKILL.md")):
+        name, description, body = parse_skill_md(path.read_text(encoding="utf-8"))
+        known = Skill.objects.filter(space=space, name=name).first()
+        if known is None:
+            create_skill(
+                space=space,
+                name=name,
+                description=description,
+                body=body,
+                enabled=enable,
+                source="import",
+                actor=actor,
+            )
+            counts["created"] += 1
+        else:
+            update_skill(skill=known, actor=actor, description=description, body=body)
+            counts["updated"] += 1
+    return counts

@@ -15,6 +15,7 @@ from pydantic import Field, model_validator
 
 from memory.errors import EngramError, Invalid
 from memory.models import Entity, MemoryItem
+from memory.screening import screen
 from memory.services import audit, core, facts, forget, graph
 from memory.services.imports import history
 from memory.tools._common import AS_OF, DRY_RUN, KNOWN_AT, ItemOut, item_or_404, item_out
@@ -278,12 +279,16 @@ def memory_update(ctx: ToolContext, args: UpdateIn) -> dict[str, Any]:
         raise Invalid(
             f"id: item {old.pk} is not live ({old.status}); only a live entry is corrected"
         )
+    screened = screen(args.text.strip())
+    if screened.flagged:
+        raise Invalid(f"text: refused by the injection screen ({', '.join(screened.reasons)})")
+    text = screened.text
     if args.dry_run:
         return {"id": None, "replaces": str(old.pk), "action": "UPDATE", "dry_run": True}
     with transaction.atomic():
         new = MemoryItem.objects.create(
             space=ctx.space,
-            text=args.text.strip(),
+            text=text,
             kind=old.kind,
             subject=old.subject,
             predicate=old.predicate,
@@ -292,7 +297,7 @@ def memory_update(ctx: ToolContext, args: UpdateIn) -> dict[str, Any]:
             source="tool:update",
             source_session=old.source_session,
             disposition="UPDATE",
-            content_hash=facts.content_hash(args.text.strip()),
+            content_hash=facts.content_hash(text),
             valid_from=old.valid_from,
             stated_at=old.stated_at,
             metadata={"corrects": old.pk},

@@ -76,3 +76,34 @@ def test_another_space_sees_none_of_them(api, client_for):
     assert other.get(f"/api/v1/skills/{made['id']}").status_code == 404
     assert other.delete(f"/api/v1/skills/{made['id']}").status_code == 404
     assert other.get("/api/v1/skills").json()["skills"] == []
+
+
+def test_skill_md_folders_export_and_import(api, space, tmp_path):
+    from django.core.management import call_command
+
+    post(
+        api,
+        "/api/v1/skills",
+        {
+            "name": "Deploy app",
+            "description": "Ship it",
+            "body": "1. test\n2. push",
+            "enabled": True,
+        },
+    )
+    call_command("skills", "export", str(tmp_path), "--space", space.name)
+    text = (tmp_path / "deploy-app" / "SKILL.md").read_text()
+    assert text.startswith("---\nname: Deploy app\ndescription: Ship it\n---") and "2. push" in text
+    (tmp_path / "backup").mkdir()
+    (tmp_path / "backup" / "SKILL.md").write_text(
+        "---\nname: backup\ndescription: Copy the db\n---\n\ncp db db.bak\n"
+    )
+    (tmp_path / "deploy-app" / "SKILL.md").write_text(text.replace("2. push", "2. push\n3. tag"))
+    call_command("skills", "import", str(tmp_path), "--space", space.name)
+    backup = Skill.objects.get(space=space, name="backup")
+    assert (
+        backup.enabled is False
+        and backup.body == "cp db db.bak"
+        and backup.description == "Copy the db"
+    )
+    assert "3. tag" in Skill.objects.get(space=space, name="Deploy app").body
