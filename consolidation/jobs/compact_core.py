@@ -28,7 +28,7 @@ from consolidation.jobs._common import (
     token_set,
     usable_turns,
 )
-from memory.models import CoreBlock, MemoryItem
+from memory.models import CoreBlock
 from memory.tokens import estimate_tokens
 
 
@@ -92,7 +92,6 @@ def _fits(text: str, budget: int, ratio: float) -> bool:
 
 def compact(ctx: StepContext, block: CoreBlock, result: StepResult) -> None:
     from memory.services import core
-    from memory.services.facts import save_fact
 
     target = cfg("CORE_COMPACT_TARGET")
     lines = core.entries(block.text)
@@ -128,15 +127,14 @@ def compact(ctx: StepContext, block: CoreBlock, result: StepResult) -> None:
         lines = [x for j, x in enumerate(lines) if j not in drop]
     # Demote first: if the run dies here the entries exist twice, never zero times.
     for entry in demoted:
-        fact = save_fact(
-            space=ctx.space,
-            text=entry.lstrip("-*• ").strip(),
-            kind=MemoryItem.Kind.PREFERENCE if block.label == "user" else MemoryItem.Kind.FACT,
-            importance=0.7,
-            source=ACTOR,
-            actor=ACTOR,
+        # Each entry keeps its own kind (a standing instruction stays one).
+        fact = core.demote_entry(
+            space=ctx.space, entry=entry, source=ACTOR, actor=ACTOR, importance=0.7
         )
         result.add("demoted")
+        kinds = result.detail.setdefault("demoted_kinds", {})
+        kind = fact.item.kind if fact.item is not None else "dropped"
+        kinds[kind] = kinds.get(kind, 0) + 1
         if fact.item is not None and fact.action in ("ADD", "UPDATE"):
             result.add("facts_added")
     updated = core.set_text(

@@ -1,10 +1,14 @@
 """Step 5: reflect. Distil the period's facts into a few insights and keep
 beliefs honest with their evidence.
 
-- Form: facts sharing a subject, at least REFLECT_MIN_EVIDENCE of them, become
+- Form: facts about one entity, at least REFLECT_MIN_EVIDENCE of them, become
   a belief listing them as evidence (proof_count = how many), projected into
-  recall as one `insight` item. The LLM words it when available; otherwise it
-  is the subject and its strongest facts in one line.
+  recall as one `insight` item. Facts gather by entity, not by subject string
+  (_entities.py: "Anna", "anna" and "Anna K." are one person, the user is the
+  user under any of their names). The LLM words it when available; otherwise
+  it is a few sentences made from the strongest facts' own wording
+  (_phrasing.py): "Anna lives in Lyon, works as a teacher and has a dog
+  named Max."
 - Near-identical beliefs (word overlap >= REFLECT_BELIEF_MERGE_JACCARD) merge
   into the older one; the other is closed with a "merged" verdict.
 - New evidence near a belief (its subject's facts, or facts overlapping its
@@ -17,7 +21,6 @@ beliefs honest with their evidence.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -25,6 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 from pydantic import BaseModel, Field
 
+from consolidation.jobs import _phrasing
 from consolidation.jobs._common import (
     ACTOR,
     DATA_NOTE,
@@ -34,10 +38,10 @@ from consolidation.jobs._common import (
     as_data,
     cfg,
     jaccard,
-    norm,
     space_now,
     token_set,
 )
+from consolidation.jobs._entities import Resolver, Subject
 from memory.models import Belief, MemoryItem
 from memory.selectors import live_items
 from memory.services import audit
@@ -89,10 +93,31 @@ def _insight_item(belief: Belief) -> MemoryItem | None:
     )
 
 
-def _deterministic_text(subject: str, facts: list[MemoryItem]) -> str:
-    strongest = sorted(facts, key=lambda f: (f.importance, f.frequency, f.pk), reverse=True)[:5]
-    parts = [f.text.rstrip(". ") for f in strongest]
-    return f"{subject}: recurring across {len(facts)} memories — " + "; ".join(parts) + "."
+def _deterministic_text(subject: Subject, facts: list[MemoryItem]) -> str:
+    text = _phrasing.describe(
+        display=subject.display, lead=subject.lead(), items=facts, user=subject.is_user
+    )
+    if text:
+        return text
+    # Nothing could be phrased: the strongest fact's own words stand for the rest.
+    strongest = max(facts, key=lambda f: (f.importance, f.frequency, f.pk))
+    return strongest.text.strip()
+
+
+Groups = dict[str, tuple[Subject, list[MemoryItem]]]
+
+
+def _groups(ctx: StepContext) -> tuple[Resolver, Groups]:
+    """The live evidence of the space, by entity (see _entities.py)."""
+    resolver = Resolver(ctx.space)
+    groups: Groups = {}
+    facts = live_items(ctx.space).filter(kind__in=EVIDENCE_KINDS).exclude(subject="").order_by("pk")
+    for f in facts:
+        subject = resolver(f.subject)
+        if subject is None:
+            continue
+        groups.setdefault(subject.key, (subject, []))[1].append(f)
+    return resolver, groups
 
 
 def _subject_of(belief: Belief) -> str:
@@ -102,60 +127,57 @@ def _subject_of(belief: Belief) -> str:
     return ""
 
 
-def _project(ctx: StepContext, belief: Belief, subject: str, result: StepResult) -> None:
-    """Write (or rewrite) the belief's insight item, the form recall sees."""
-    from memory.services.facts import save_fact, supersede
+def _project(ctx: StepContext, belief: Belief, subject: Subject | None) -> MemoryItem | None:
+    """Write (or rewrite) the belief's insight item, the form recall sees.
+    Returns the item when a new one was written."""
+    from memory.services.facts import save_derived, supersede
 
     evidence_ids = sorted(belief.evidence.values_list("pk", flat=True))
     old = _insight_item(belief)
     if old is not None and old.text == belief.text:
-        return
-    fact = save_fact(
+        if (old.metadata or {}).get("evidence") != evidence_ids:
+            meta = {**(old.metadata or {}), "evidence": evidence_ids}
+            MemoryItem.objects.filter(pk=old.pk).update(metadata=meta)
+        return None
+    fact = save_derived(
         space=ctx.space,
         text=belief.text,
-        subject=subject,
+        subject=subject.stored_subject if subject is not None else (old.subject if old else ""),
         kind=MemoryItem.Kind.INSIGHT,
         importance=0.7,
         source=ACTOR,
         actor=ACTOR,
+        # The evidence links travel with the insight so recall and the UI can show them.
+        metadata={"belief_id": belief.pk, "evidence": evidence_ids},
     )
     item = fact.item
-    if item is None:
-        return
-    # The evidence links travel with the insight so recall and the UI can show them.
-    meta = {**(item.metadata or {}), "belief_id": belief.pk, "evidence": evidence_ids}
-    MemoryItem.objects.filter(pk=item.pk).update(metadata=meta)
+    if item is None or fact.action != "ADD" or item.screen_status != MemoryItem.Screen.OK:
+        return None  # a duplicate of another insight, or quarantined: nothing recall sees
     if old is not None and old.pk != item.pk:
         supersede(old=old, new=item, actor=ACTOR)
-    if fact.action in ("ADD", "UPDATE"):
-        result.add("insights")
-        result.detail.setdefault("insight_items", []).append(item.pk)
+    return item
 
 
-def _form(ctx: StepContext, result: StepResult) -> None:
+def _form(ctx: StepContext, result: StepResult, resolver: Resolver, groups: Groups) -> None:
     now = space_now(ctx.space)
     period_start = now - timedelta(days=cfg("REFLECT_PERIOD_DAYS"))
-    facts = list(
-        live_items(ctx.space).filter(kind__in=EVIDENCE_KINDS).exclude(subject="").order_by("pk")
-    )
-    by_subject: dict[str, list[MemoryItem]] = defaultdict(list)
-    for f in facts:
-        by_subject[norm(f.subject)].append(f)
     minimum = cfg("REFLECT_MIN_EVIDENCE")
-    groups = [
-        (subject, group)
-        for subject, group in by_subject.items()
+    chosen = [
+        (key, subject, group)
+        for key, (subject, group) in groups.items()
         if len(group) >= minimum
         and any((f.valid_from or f.last_seen) >= period_start for f in group)
     ]
-    groups.sort(key=lambda g: len(g[1]), reverse=True)
-    existing = {
-        _subject_of(b): b
-        for b in Belief.objects.filter(space=ctx.space).exclude(status=Belief.Status.REFUTED)
-    }
+    chosen.sort(key=lambda g: (len(g[2]), g[0]), reverse=True)
+    # Beliefs formed before subjects were resolved through the graph carry
+    # the raw normalized subject; resolving it finds the same entity.
+    existing: dict[str, Belief] = {}
+    for b in Belief.objects.filter(space=ctx.space).exclude(status=Belief.Status.REFUTED):
+        known = resolver(_subject_of(b)) if _subject_of(b) else None
+        existing.setdefault(known.key if known else _subject_of(b), b)
     formed = 0
-    for subject, group in groups:
-        belief = existing.get(subject)
+    for key, subject, group in chosen:
+        belief = existing.get(key)
         if belief is not None:
             new = [f for f in group if not belief.evidence.filter(pk=f.pk).exists()]
             if new and belief.status == Belief.Status.ACTIVE:
@@ -168,26 +190,25 @@ def _form(ctx: StepContext, result: StepResult) -> None:
             continue
         if formed >= cfg("REFLECT_MAX_INSIGHTS"):
             continue
-        display = group[0].subject
         text = ""
         try:
             answer = ctx.llm_json(
                 purpose="reflect",
                 system=FORM_SYSTEM,
-                user=f"Subject: {display}\n" + as_data(f.text for f in group[:30]),
+                user=f"Subject: {subject.display}\n" + as_data(f.text for f in group[:30]),
                 schema=InsightAnswer,
             )
             text = answer.insight.strip()
         except LlmSkipped:
             pass
         if not text:
-            text = _deterministic_text(display, group)
+            text = _deterministic_text(subject, group)
         with transaction.atomic():
             belief = Belief.objects.create(
                 space=ctx.space, text=text, proof_count=len(group), updated_at=timezone.now()
             )
             belief.evidence.set(group)
-            _history(belief, "form", subject=subject, evidence=[f.pk for f in group])
+            _history(belief, "form", subject=key, evidence=[f.pk for f in group])
             belief.save(update_fields=["history"])
             audit.record(
                 space=ctx.space,
@@ -197,9 +218,12 @@ def _form(ctx: StepContext, result: StepResult) -> None:
                 actor=ACTOR,
                 evidence=[f.pk for f in group],
             )
-        # Outside the transaction: saving a fact may consult the LLM.
-        _project(ctx, belief, subject, result)
-        existing[subject] = belief
+        # Outside the transaction: embedding the insight may call a provider.
+        item = _project(ctx, belief, subject)
+        if item is not None:
+            result.add("insights")
+            result.detail.setdefault("insight_items", []).append(item.pk)
+        existing[key] = belief
         formed += 1
         result.add("formed")
 
@@ -235,21 +259,18 @@ def _mark_stale_by_evidence(ctx: StepContext, result: StepResult) -> None:
         result.add("stale")
 
 
-def _review(ctx: StepContext, result: StepResult) -> None:
+def _review(ctx: StepContext, result: StepResult, resolver: Resolver, groups: Groups) -> None:
     from memory.services.facts import invalidate
 
     live_ids = set(live_items(ctx.space).values_list("pk", flat=True))
     for belief in list(Belief.objects.filter(space=ctx.space, status=Belief.Status.STALE)):
-        subject = _subject_of(belief)
+        subject = resolver(_subject_of(belief)) if _subject_of(belief) else None
         evidence = list(belief.evidence.all())
         live_evidence = [e for e in evidence if e.pk in live_ids]
+        known = {e.pk for e in evidence}
         new = []
-        if subject:
-            new = [
-                f
-                for f in live_items(ctx.space).filter(kind__in=EVIDENCE_KINDS)
-                if norm(f.subject) == subject and f.pk not in {e.pk for e in evidence}
-            ]
+        if subject is not None and subject.key in groups:
+            new = [f for f in groups[subject.key][1] if f.pk not in known]
         pool = live_evidence + new
         verdict, text = "", ""
         try:
@@ -286,8 +307,8 @@ def _review(ctx: StepContext, result: StepResult) -> None:
             else:
                 belief.status = Belief.Status.ACTIVE
                 if verdict == "refine":
-                    belief.text = text or _deterministic_text(
-                        pool[0].subject if pool else subject, pool
+                    belief.text = text or (
+                        _deterministic_text(subject, pool) if subject is not None else belief.text
                     )
             _history(belief, verdict, proof_count=belief.proof_count)
             belief.save()
@@ -300,7 +321,9 @@ def _review(ctx: StepContext, result: StepResult) -> None:
                 proof_count=belief.proof_count,
             )
         if verdict == "refine":
-            _project(ctx, belief, subject, result)
+            item = _project(ctx, belief, subject)
+            if item is not None:
+                result.detail.setdefault("refined_items", []).append(item.pk)
         result.add(verdict + "d" if verdict != "still" else "still")
 
 
@@ -358,7 +381,8 @@ def run(ctx: StepContext) -> StepResult:
         }
     )
     _mark_stale_by_evidence(ctx, result)
-    _form(ctx, result)
-    _review(ctx, result)
+    resolver, groups = _groups(ctx)
+    _form(ctx, result, resolver, groups)
+    _review(ctx, result, resolver, groups)
     _merge_beliefs(ctx, result)
     return result

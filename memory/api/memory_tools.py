@@ -1,4 +1,4 @@
-"""The agent tool surface over HTTP: memory_save, memory_forget, the legacy
+"""The agent tool surface over HTTP: memory_save, memory_forget, memory_report, the legacy
 aliases (remember_fact, recall_facts, search_conversations, recall_sessions)
 as their original REST paths. The tool registry (memory/tools) declares the
 same tools for POST /tools/{name}, the GET /tools manifests and MCP; both
@@ -18,7 +18,7 @@ from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.models import Space
 from memory.schemas import ResultOut
-from memory.services import core, forget
+from memory.services import core, forget, skill_usage
 
 router = Router(tags=["agent tools"])
 
@@ -113,6 +113,19 @@ class MemorySearchIn(Schema):
     )
 
 
+class MemoryReportIn(Schema):
+    """Report that a skill recall returned was used, so it counts as used."""
+
+    skill_id: int = Field(ge=1, description="The id of the skill (a recall result of type skill).")
+    note: str = Field(default="", max_length=500, description="Optional: how it went.")
+
+
+class MemoryReportOut(Schema):
+    skill_id: int
+    usage_count: int
+    last_used_at: datetime | None
+
+
 class RememberFactIn(Schema):
     """Save one long-term fact (legacy alias of memory_save with block=auto)."""
 
@@ -203,6 +216,7 @@ def _recall(
         include_history=include_history,
         types=types,
     )
+    skill_usage.returned(space_id=space.pk, results=response.results)
     results = [asdict(r) if is_dataclass(r) else dict(r) for r in response.results]
     return {"results": results, "took_ms": response.took_ms}
 
@@ -267,6 +281,18 @@ def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, i
         actor=_actor(request),
     )
     return {"forgotten": count}
+
+
+@router.post("/memory/report", response=MemoryReportOut)
+def memory_report(request: SpaceRequest, payload: MemoryReportIn) -> dict[str, Any]:
+    skill = skill_usage.report(
+        space=_space(request), skill_id=payload.skill_id, actor=_actor(request), note=payload.note
+    )
+    return {
+        "skill_id": skill.pk,
+        "usage_count": skill.usage_count,
+        "last_used_at": skill.last_used_at,
+    }
 
 
 @router.post("/memory/remember_fact", response=RememberFactOut)

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from engram_site.types import SpaceRequest
 from memory.schemas import ResultOut
+from memory.services import skill_usage
 from memory.services.recall import RecallResponse, recall
 from memory.services.recall import rewrite as rewrite_queries
 
@@ -43,7 +44,7 @@ class RecallOut(Schema):
 
 
 def _answer(request: SpaceRequest, payload: RecallIn) -> RecallResponse:
-    return recall(
+    response = recall(
         space=request.space,
         query=payload.query,
         k=payload.k,
@@ -53,6 +54,9 @@ def _answer(request: SpaceRequest, payload: RecallIn) -> RecallResponse:
         types=list(payload.types) if payload.types else None,
         rewrite=rewrite_queries.enabled(payload.rewrite),
     )
+    # A skill handed to the agent counts as a use (off the answer's path).
+    skill_usage.returned(space_id=request.space.pk, results=response.results)
+    return response
 
 
 @router.post("/recall", response=RecallOut)

@@ -29,7 +29,7 @@ from django.conf import settings
 from engram_site.threads import DbThreadPool
 from memory import screening
 from memory.models import Space
-from memory.services import core, relevance
+from memory.services import core, relevance, skill_usage
 from memory.tokens import estimate_tokens, truncate_to_tokens
 
 log = logging.getLogger(__name__)
@@ -173,6 +173,7 @@ def _collect_recall(
     floor = float(settings.ENGRAM["RECALL_SCORE_FLOOR"])
     ranked = [r for r in response.results if r.score >= floor]
     kept, folded = relevance.gate(space=space, query=query, results=ranked)
+    skill_usage.returned(space_id=space.pk, results=kept)
     budget = int(settings.ENGRAM["CONTEXT_RECALL_BUDGET_TOKENS"])
     return render_recalled(kept, budget=budget, folded=folded), False
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import difflib
 import logging
+import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -289,17 +290,63 @@ def _stalest_entry(*, block: CoreBlock, lines: list[str], protect: set[int]) -> 
     return min(candidates, key=lambda i: (since[i], i))
 
 
-def _demote(*, space: Space, label: str, entry: str) -> int | None:
-    """Keep a demoted entry as a semantic fact, so nothing the agent curated is lost."""
+# What a core entry is, when no stored fact says so. A standing instruction
+# reads as an order or a wish about how to answer; a preference names a like
+# or dislike; anything else is a fact (the rule extractor may still find an
+# event in it). "use"/"keep" as orders, not "uses"/"keeps" as habits.
+_INSTRUCTION = re.compile(
+    r"^(?:(?:the\s+)?user\s+)?(?:always|never|please|don'?t|do\s+not|call\s+(?:me|them|the\s+user)|"
+    r"answer|reply|respond|write|use|avoid|keep|remind|wants?\b|asks?\b|should\b)\b",
+    re.I,
+)
+_PREFERENCE = re.compile(
+    r"\b(?:likes?|loves?|enjoys?|prefers?|dislikes?|hates?|favou?rite|can'?t\s+stand|"
+    r"cannot\s+stand|(?:is\s+)?(?:not\s+)?a\s+fan\s+of|(?:does\s+not|doesn'?t)\s+like)\b",
+    re.I,
+)
+
+
+def entry_kind(*, space: Space, entry: str) -> str:
+    """The kind of memory a core entry holds: the kind of the fact it was
+    made from when there is one (pipeline proposals copy a fact's text),
+    else what its wording says."""
+    line = _one_line(entry.lstrip("-*• "))
+    made_from = (
+        MemoryItem.objects.filter(space=space, text=line)
+        .exclude(kind=MemoryItem.Kind.INSIGHT)
+        .order_by("-created_at")
+        .values_list("kind", flat=True)
+        .first()
+    )
+    if made_from:
+        return str(made_from)
+    if _INSTRUCTION.search(line):
+        return MemoryItem.Kind.INSTRUCTION
+    if _PREFERENCE.search(line):
+        return MemoryItem.Kind.PREFERENCE
+    return MemoryItem.Kind.FACT
+
+
+def demote_entry(
+    *, space: Space, entry: str, source: str, actor: str, importance: float = 0.5
+) -> Any:
+    """Keep an entry leaving a block as a semantic fact of its own kind, so
+    nothing curated is lost. Returns the facts service's result."""
     from memory.services import facts
 
-    outcome = facts.save_fact(
+    return facts.save_fact(
         space=space,
-        text=entry,
-        kind="preference" if label == "user" else "fact",
-        source="core_demote",
-        actor="core",
+        text=_one_line(entry.lstrip("-*• ")),
+        kind=entry_kind(space=space, entry=entry),
+        importance=importance,
+        source=source,
+        actor=actor,
     )
+
+
+def _demote(*, space: Space, label: str, entry: str) -> int | None:
+    """Keep a demoted entry as a semantic fact, so nothing the agent curated is lost."""
+    outcome = demote_entry(space=space, entry=entry, source="core_demote", actor="core")
     return outcome.item.pk if outcome.item is not None else None
 
 

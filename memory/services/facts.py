@@ -623,3 +623,52 @@ def save_fact(
         item_id = result.item.pk
         transaction.on_commit(lambda: embed_later(space_id=space.pk, item_ids=[item_id]))
     return result
+
+
+def save_derived(
+    *,
+    space: Space,
+    text: str,
+    kind: str,
+    subject: str = "",
+    importance: float = 0.5,
+    source: str,
+    actor: str,
+    metadata: dict[str, object] | None = None,
+) -> FactResult:
+    """Store an item distilled from facts already stored (an insight from its
+    evidence). Screened like any write, but neither run through the rule
+    extractor nor resolved against its neighbours: its text restates its
+    evidence on purpose, so resolution would take it for a duplicate of one
+    of them or, worse, let it supersede one ("Anna lives in Lyon and works
+    as a teacher" read as a new lives_in fact). An exact live duplicate of
+    the same kind is returned as a NOOP."""
+    candidate, flagged = _screened(
+        Candidate(text=text, kind=kind, subject=subject, importance=importance)
+    )
+    prov = Provenance(source=source, actor=actor)
+    with transaction.atomic():
+        if flagged:
+            return quarantine(space=space, candidate=candidate, reasons=flagged, prov=prov)
+        dup = (
+            live_items(space)
+            .filter(content_hash=content_hash(candidate.text), kind=candidate.kind)
+            .first()
+        )
+        if dup is not None:
+            return FactResult(item=dup, action="NOOP", reason="exact duplicate")
+        item = _create(
+            space=space, candidate=candidate, disposition="ADD", prov=prov, metadata=metadata
+        )
+        audit.record(
+            space=space,
+            action="add",
+            target_type="item",
+            target_id=item.pk,
+            actor=actor,
+            text=item.text[:200],
+            reason="derived",
+        )
+    item_id = item.pk
+    transaction.on_commit(lambda: embed_later(space_id=space.pk, item_ids=[item_id]))
+    return FactResult(item=item, action="ADD", reason="derived")

@@ -52,7 +52,7 @@ def resolve(space: Space, candidate: Candidate) -> Candidate:
         return candidate
     candidate.subject = subject
     display = "User" if subject == USER else subject
-    pattern = re.compile(rf"^(?:my\s+)?{re.escape(given)}\b", re.I)
+    pattern = re.compile(rf"^(?:my\s+)?{re.escape(given)}(?!\w)", re.I)
     if pattern.match(candidate.text):
         candidate.text = pattern.sub(display, candidate.text, count=1)
     return candidate

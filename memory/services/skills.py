@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memory.errors import Conflict, NotFound
@@ -103,14 +103,6 @@ def delete_skill(*, skill: Skill, actor: str) -> None:
             name=skill.name,
         )
         skill.delete()
-
-
-def record_use(*, space: Space, skill_id: int) -> Skill:
-    """An agent used an enabled skill: count it."""
-    rows = Skill.objects.filter(space=space, pk=skill_id, enabled=True)
-    if not rows.update(usage_count=F("usage_count") + 1, last_used_at=timezone.now()):
-        raise NotFound(f"skill {skill_id} not found among the enabled skills")
-    return Skill.objects.get(pk=skill_id)
 
 
 def skill_md(skill: Skill) -> str:

@@ -360,7 +360,9 @@ def memory_skills(ctx: ToolContext, args: SkillsIn) -> dict[str, Any]:
 
         if not args.use.isdigit():
             raise NotFound(f"skill {args.use} not found")
-        used = str(skill_service.record_use(space=ctx.space, skill_id=int(args.use)).pk)
+        from memory.services import skill_usage
+
+        used = str(skill_usage.report(space=ctx.space, skill_id=int(args.use), actor=ctx.actor).pk)
     rows = skill_service.skills(space=ctx.space, enabled=True, q=args.query)[: args.limit]
     return {
         "skills": [

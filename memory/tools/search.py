@@ -14,7 +14,7 @@ from pydantic import Field
 from memory.errors import NotFound
 from memory.models import SearchBatch
 from memory.schemas import SourceOut
-from memory.services import audit
+from memory.services import audit, skill_usage
 from memory.services.recall import recall
 from memory.tools._common import AS_OF, KNOWN_AT, ResultType
 from memory.tools.registry import ToolArgs, ToolContext, ToolResult, tool
@@ -144,6 +144,7 @@ def memory_search(ctx: ToolContext, args: SearchIn) -> dict[str, Any]:
         include_history=args.include_history,
         types=list(args.types) if args.types else None,
     )
+    skill_usage.returned(space_id=ctx.space.pk, results=response.results)
     rows = _rows(response)
     batch_id = register_batch(ctx=ctx, session_id=args.session_id, query=args.query, rows=rows)
     return {
@@ -290,6 +291,7 @@ def _alias(ctx: ToolContext, args: AliasIn, types: list[str]) -> dict[str, Any]:
         known_at=args.known_at,
         types=types,
     )
+    skill_usage.returned(space_id=ctx.space.pk, results=response.results)
     return {"results": _rows(response), "took_ms": response.took_ms}
 
 

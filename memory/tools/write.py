@@ -583,26 +583,37 @@ FAILURE_STEP = -0.1
 
 
 class ReportIn(ToolArgs):
-    id: str = Field(min_length=1, max_length=40, description="The entry (a fact or a skill rule).")
+    id: str | None = Field(
+        default=None, min_length=1, max_length=40, description="The entry you relied on."
+    )
+    skill_id: str | None = Field(
+        default=None,
+        max_length=40,
+        description="Or a skill you used (a memory_search result of type skill): counts the use.",
+    )
     outcome: Literal["success", "failure"] | None = Field(
         default=None, description="Did relying on it work? success +0.05, failure -0.1."
     )
     grade: int | None = Field(
         default=None, ge=0, le=5, description="Self-rated recall 0-5 (spaced repetition)."
     )
+    note: str = Field(default="", max_length=500, description="Optional: how it went.")
     dry_run: bool = DRY_RUN
 
     @model_validator(mode="after")
     def _one(self) -> ReportIn:
-        if (self.outcome is None) == (self.grade is None):
+        if (self.id is None) == (self.skill_id is None):
+            raise ValueError("give exactly one of id or skill_id")
+        if self.id is not None and (self.outcome is None) == (self.grade is None):
             raise ValueError("give exactly one of outcome or grade")
         return self
 
 
 class ReportOut(ToolResult):
     id: str
-    importance: float
+    importance: float | None = None
     grade: int | None = None
+    usage_count: int | None = Field(default=None, description="A skill's uses so far.")
     next_due: datetime | None = Field(
         default=None, description="Next review date, once spaced repetition is enabled."
     )
@@ -615,14 +626,21 @@ class ReportOut(ToolResult):
     description=(
         "Report how an entry worked out when you relied on it: outcome success raises its "
         "importance by 0.05, failure lowers it by 0.1 (persistently useless entries decay "
-        "away). Or grade your recall of it 0-5."
+        "away). Or grade your recall of it 0-5. For a skill you followed, pass skill_id: "
+        "its use is counted and what it relies on is kept fresh."
     ),
     result=ReportOut,
     read_only=False,
-    examples=({"id": "42", "outcome": "success"}, {"id": "42", "grade": 4}),
+    examples=(
+        {"id": "42", "outcome": "success"},
+        {"id": "42", "grade": 4},
+        {"skill_id": "7", "note": "worked first time"},
+    ),
 )
 def memory_report(ctx: ToolContext, args: ReportIn) -> dict[str, Any]:
-    item = item_or_404(ctx.space, args.id)
+    if args.skill_id is not None:
+        return _report_skill(ctx, args)
+    item = item_or_404(ctx.space, args.id or "")
     importance = float(item.importance)
     if args.outcome is not None:
         step = SUCCESS_STEP if args.outcome == "success" else FAILURE_STEP
@@ -646,8 +664,29 @@ def memory_report(ctx: ToolContext, args: ReportIn) -> dict[str, Any]:
             outcome=args.outcome,
             grade=args.grade,
             importance=importance,
+            **({"note": args.note} if args.note else {}),
         )
     return {"id": str(item.pk), "importance": importance, "grade": args.grade}
+
+
+def _report_skill(ctx: ToolContext, args: ReportIn) -> dict[str, Any]:
+    from memory.errors import NotFound
+    from memory.models import Skill
+    from memory.services import skill_usage
+
+    raw = args.skill_id or ""
+    skill = (
+        Skill.objects.filter(space=ctx.space, pk=int(raw), enabled=True).first()
+        if raw.isdigit()
+        else None
+    )
+    if skill is None:
+        raise NotFound(f"no enabled skill {raw} in this space")
+    if not args.dry_run:
+        skill = skill_usage.report(
+            space=ctx.space, skill_id=skill.pk, actor=ctx.actor, note=args.note
+        )
+    return {"id": str(skill.pk), "usage_count": skill.usage_count, "dry_run": args.dry_run}
 
 
 # --- memory_ingest_history ---------------------------------------------------------------------

@@ -107,3 +107,14 @@ def test_skill_md_folders_export_and_import(api, space, tmp_path):
         and backup.description == "Copy the db"
     )
     assert "3. tag" in Skill.objects.get(space=space, name="Deploy app").body
+
+
+def test_memory_report_with_a_skill_id_counts_a_use(api, space):
+    on = post(api, "/api/v1/skills", {"name": "deploy", "enabled": True}).json()
+    body = post(api, "/api/v1/tools/memory_report", {"skill_id": on["id"], "note": "worked"}).json()
+    assert body["id"] == on["id"] and body["usage_count"] == 1
+    assert AuditEvent.objects.filter(space=space, action="use", target_id=on["id"]).exists()
+    draft = post(api, "/api/v1/skills", {"name": "maybe", "draft": True}).json()
+    assert post(api, "/api/v1/tools/memory_report", {"skill_id": draft["id"]}).status_code == 404
+    both = post(api, "/api/v1/tools/memory_report", {"id": "1", "skill_id": on["id"]})
+    assert both.status_code == 422 and "exactly one" in both.json()["detail"]

@@ -94,6 +94,21 @@ def test_demote_moves_the_stalest_entry_to_a_fact(api, space, settings):
     assert "Entry 1" in demoted.text
 
 
+def test_a_demoted_entry_keeps_its_kind(api, space, settings):  # type: ignore[no-untyped-def]
+    settings.ENGRAM = {**settings.ENGRAM, "CORE_OVERFLOW": "demote"}
+    save(api, block="user", action="add", text="Always answer in British English please")
+    save(api, block="user", action="add", text="Works as a nurse at the city hospital")
+    fill(api, n=3)
+    out = save(api, block="user", action="add", text="Entry 9: brand new and important")
+    kinds = {
+        item.text: item.kind
+        for item in MemoryItem.objects.filter(pk__in=[int(i) for i in out["demoted"]])
+    }
+    # The stalest entries go first: the instruction, then the job.
+    assert kinds.get("Always answer in British English please") == "instruction", kinds
+    assert kinds.get("Works as a nurse at the city hospital", "fact") == "fact", kinds
+
+
 def test_an_entry_bigger_than_the_whole_budget_is_refused_even_in_demote_mode(api, space, settings):
     settings.ENGRAM = {**settings.ENGRAM, "CORE_OVERFLOW": "demote"}
     fill(api, n=2)
