@@ -4,12 +4,14 @@ router per area."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, ValidationError
+from ninja import NinjaAPI, Swagger
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from engram_site.types import SpaceRequest
@@ -30,12 +32,79 @@ class ApiKeyAuth(HttpBearer):
         return key
 
 
+class BodyError(Exception):
+    """The body cannot be read as JSON; the message says why."""
+
+    def __init__(self, detail: str, *, status: int = 400) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.status = status
+
+
+class StrictJsonParser(Parser):
+    """JSON bodies with the reason when they cannot be read.
+
+    ninja's own parser answers every failure with "Cannot parse request body";
+    this one says whether the bytes are not UTF-8 or the JSON is broken, and
+    where. It also refuses strings holding NUL (\\u0000): valid JSON, but
+    PostgreSQL cannot store it, and SQLite would keep a text that the other
+    backend then refuses."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        raw = request.body
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BodyError(
+                f"the body is not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
+                "cannot be decoded; send JSON encoded as UTF-8"
+            ) from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise BodyError(
+                f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+            ) from None
+        if "\\u0000" in text.lower():
+            where = _nul_path(data)
+            if where is not None:
+                raise BodyError(
+                    f"{where or 'body'}: text may not contain the NUL character (\\u0000)",
+                    status=422,
+                )
+        return cast(dict[str, Any], data)
+
+
+def _nul_path(value: Any, path: str = "") -> str | None:
+    """The dotted path of the first string (or key) holding NUL, if any."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if "\x00" in str(key):
+                return here
+            found = _nul_path(item, here)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _nul_path(item, f"{path}.{i}" if path else str(i))
+            if found is not None:
+                return found
+    return None
+
+
 api = NinjaAPI(
     title="Engram",
     version="1",
     description="Long-term memory for AI agents. Authenticate with `Authorization: Bearer <key>`.",
     auth=ApiKeyAuth(),
     urls_namespace="api-v1",
+    parser=StrictJsonParser(),
+    # validatorUrl None: Swagger UI would otherwise send the schema's URL to
+    # validator.swagger.io for a badge, a request to the internet.
+    docs=Swagger(settings={"validatorUrl": None}),
 )
 
 
@@ -49,8 +118,10 @@ def _loc(error: dict[str, Any]) -> str:
     loc = [str(p) for p in error.get("loc", ())]
     if loc and loc[0] in _SOURCES:
         source, loc = loc[0], loc[1:]
-        if source == "body" and len(loc) > 1:
-            loc = loc[1:]  # the operation's argument name, e.g. "payload"
+        if source == "body":
+            # The operation's argument name ("payload") means nothing to a
+            # client: alone, it is the body itself (e.g. an empty body).
+            loc = loc[1:]
     return ".".join(loc) or "body"
 
 
@@ -79,6 +150,16 @@ def on_not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
 @api.exception_handler(EngramError)
 def on_engram_error(request: HttpRequest, exc: EngramError) -> HttpResponse:
     return api.create_response(request, {"detail": exc.detail}, status=exc.status_code)
+
+
+@api.exception_handler(HttpError)
+def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    # ninja wraps whatever the parser raised as HttpError(400, "Cannot parse
+    # request body"); the parser's own reason is the useful part.
+    cause = exc.__cause__
+    if isinstance(cause, BodyError):
+        return api.create_response(request, {"detail": cause.detail}, status=cause.status)
+    return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
 
 
 @api.exception_handler(RequestDataTooBig)

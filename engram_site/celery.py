@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "engram_site.settings")
+
+DEFAULT_QUEUE = "celery"
+INGEST_QUEUE = "ingest"
 
 app = Celery("engram")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -22,5 +26,17 @@ app.conf.update(
     worker_prefetch_multiplier=1,
     broker_connection_retry_on_startup=True,
     timezone="UTC",
+    # Two queues, so that a backlog of ingest work never delays interactive
+    # work (a consolidation someone asked for, beat's sweeps): `ingest` holds
+    # the write pipeline, `celery` everything else. A worker started with no
+    # -Q consumes both, alternating between them, and every ingest message is
+    # a short task (ENGRAM_INGEST_CHUNK jobs), so a task sent to `celery`
+    # waits for at most about one ingest chunk, however long the backlog.
+    task_queues=(Queue(DEFAULT_QUEUE), Queue(INGEST_QUEUE)),
+    task_default_queue=DEFAULT_QUEUE,
+    task_routes={
+        "memory.process_ingest_job": {"queue": INGEST_QUEUE},
+        "memory.process_ingest_jobs": {"queue": INGEST_QUEUE},
+    },
 )
 app.autodiscover_tasks()

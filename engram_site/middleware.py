@@ -1,12 +1,18 @@
+"""Request-level guards: the body size limit, and JSON for every error under
+/api/."""
+
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, MutableMapping
 from io import BytesIO
 from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+
+log = logging.getLogger("django.request")
 
 
 def _too_big(size: str) -> JsonResponse:
@@ -108,3 +114,56 @@ class AsgiBodyLimit:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+class ApiJsonErrorsMiddleware:
+    """Every answer under /api/ is JSON, errors included.
+
+    django-ninja answers JSON for what reaches an operation, but some errors
+    are made before or around it: an unknown path is Django's HTML 404, a
+    wrong method is ninja's plain-text 405, a disallowed host is Django's HTML
+    400, and an unhandled exception is Django's HTML 500. This middleware sits
+    outermost and rewrites any non-JSON error under /api/ as
+    `{"detail": ...}` with the same status (and headers such as Allow)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            response.status_code >= 400
+            and request.path.startswith("/api/")
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            return self._as_json(request, response)
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not request.path.startswith("/api/") or settings.DEBUG:
+            return None
+        # Answering here keeps Django from logging it, so log it as it would.
+        log.error("Internal Server Error: %s", request.path, exc_info=exception)
+        return JsonResponse({"detail": "internal server error; it has been logged"}, status=500)
+
+    def _as_json(self, request: HttpRequest, response: HttpResponse) -> JsonResponse:
+        status = response.status_code
+        where = f"{request.method} {request.path}"
+        if status == 404:
+            detail = f"no such endpoint: {where} (the API is described at /api/v1/docs)"
+        elif status == 405:
+            # ninja builds Allow from a set: sorted, it reads the same each time.
+            allowed = ", ".join(
+                sorted(m.strip() for m in response.get("Allow", "").split(",") if m.strip())
+            )
+            response["Allow"] = allowed
+            detail = f"{request.method} is not allowed on {request.path}" + (
+                f"; allowed: {allowed}" if allowed else ""
+            )
+        else:
+            detail = f"{response.reason_phrase.lower()}: {where}"
+        answer = JsonResponse({"detail": detail}, status=status)
+        for header in ("Allow", "Retry-After", "WWW-Authenticate"):
+            if header in response:
+                answer[header] = response[header]
+        return answer

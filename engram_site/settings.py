@@ -51,12 +51,18 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    # Only for its templates and static files: with ninja installed as an
+    # app, /api/v1/docs loads Swagger UI from our own static files instead of
+    # a CDN, so the docs work with no internet.
+    "ninja",
     "memory.apps.MemoryConfig",
     "environment.apps.EnvironmentConfig",
     "consolidation.apps.ConsolidationConfig",
 ]
 
 MIDDLEWARE = [
+    # Outermost, so that it also sees the errors the others answer.
+    "engram_site.middleware.ApiJsonErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "engram_site.middleware.BodySizeLimitMiddleware",
@@ -155,7 +161,9 @@ else:
     _broker_dir = DATA_DIR / "broker"
     for _sub in ("queue", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
+    # The host is meaningless to this transport, but without one kombu logs
+    # "No hostname was supplied" every time it builds a connection.
+    CELERY_BROKER_URL = "filesystem://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         # kombu keeps its exchange tables in ./control unless told otherwise,
         # which would scatter broker files into whatever directory we run from.
@@ -164,6 +172,11 @@ else:
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
         "store_processed": False,
+        # kombu's virtual transports sleep this long whenever a poll finds no
+        # message it may take (queue empty, or prefetch full until a running
+        # task is acknowledged). Its default of one second capped a worker at
+        # about one job per second; a directory listing every 50 ms is cheap.
+        "polling_interval": env_float("ENGRAM_BROKER_POLL_SECONDS", 0.05, minimum=0.001),
     }
 CELERY_TASK_ALWAYS_EAGER = env_bool("ENGRAM_CELERY_EAGER", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
@@ -177,6 +190,11 @@ ENGRAM = {
     "JOB_LEASE_SECONDS": env_int("ENGRAM_JOB_LEASE_SECONDS", 300, minimum=5),
     "SWEEP_INTERVAL_SECONDS": env_int("ENGRAM_SWEEP_INTERVAL_SECONDS", 60, minimum=1),
     "SWEEP_UNSENT_AFTER_SECONDS": env_int("ENGRAM_SWEEP_UNSENT_AFTER_SECONDS", 30, minimum=1),
+    # Ingest jobs per broker message: a batch of turns is sent as messages of
+    # this many job ids, each claimed and run one by one by the worker that
+    # takes the message. Larger amortises the broker; smaller spreads a batch
+    # over more worker processes and keeps each task short.
+    "INGEST_CHUNK": env_int("ENGRAM_INGEST_CHUNK", 25, minimum=1),
     # LLM providers: a JSON list of {"base_url", "model", "api_key"?, "timeout"?}
     # tried in order. Empty = the built-in rule-based extractor.
     "LLM_PROVIDERS": env_json("ENGRAM_LLM_PROVIDERS", []),

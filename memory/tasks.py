@@ -3,7 +3,8 @@ service."""
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import Task, shared_task
+from celery.utils.time import get_exponential_backoff_interval
 
 from memory.llm import TransientError
 from memory.services import outbox
@@ -25,9 +26,34 @@ from memory.services import outbox
     max_retries=None,
 )
 def process_ingest_job(job_id: int) -> None:
+    # One job per message: what Engram sent before ingest messages carried a
+    # chunk of jobs, kept so messages already queued at an upgrade still run.
     from memory.services.pipeline import run_job
 
     run_job(job_id)
+
+
+@shared_task(
+    name="memory.process_ingest_jobs",
+    bind=True,
+    acks_late=True,
+    ignore_result=True,
+    max_retries=None,
+)
+def process_ingest_jobs(self: Task, job_ids: list[int]) -> None:
+    # A chunk of jobs per message (outbox.enqueue_on_commit). The jobs that
+    # failed transiently are retried together, with the same backoff and
+    # jitter as a single job, as a new message carrying only them; the outbox
+    # dead-letters a job that runs out of attempts, and its sweeper re-sends
+    # a job whose retry message was lost.
+    from memory.services.pipeline import run_job
+
+    retry = outbox.run_each(job_ids, run=run_job)
+    if retry:
+        countdown = get_exponential_backoff_interval(
+            factor=2, retries=self.request.retries, maximum=300, full_jitter=True
+        )
+        raise self.retry(args=(retry,), countdown=countdown)
 
 
 @shared_task(name="memory.sweep_outbox", ignore_result=True)

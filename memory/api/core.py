@@ -28,6 +28,9 @@ class CoreBlockOut(Schema):
     tokens: int
     usage: float
     updated_at: datetime
+    # On writes (PUT, undo, rollback): false when the block was already as
+    # asked and no version was made. Absent on reads.
+    changed: bool | None = None
 
 
 class CorePutIn(Schema):
@@ -103,7 +106,7 @@ def get_block(request: SpaceRequest, label: LabelPath) -> dict[str, object]:
 def put_block(request: SpaceRequest, label: LabelPath, payload: CorePutIn) -> dict[str, object]:
     space = request.space
     # Import a pending hand edit first, so a stale expected_version is caught.
-    core.get_block(space=space, label=label)
+    before = core.get_block(space=space, label=label).version
     block = core.set_text(
         space=space,
         label=label,
@@ -112,7 +115,7 @@ def put_block(request: SpaceRequest, label: LabelPath, payload: CorePutIn) -> di
         reason=payload.reason or "edit",
         expected_version=payload.expected_version,
     )
-    return _out(block)
+    return {**_out(block), "changed": block.version != before}
 
 
 @router.get("/core/{label}/history", response=list[CoreVersionOut])
@@ -149,13 +152,14 @@ def block_diff(
 
 @router.post("/core/{label}/undo", response=CoreBlockOut)
 def undo_block(request: SpaceRequest, label: LabelPath, payload: CoreUndoIn) -> dict[str, object]:
+    before = core.get_block(space=request.space, label=label).version
     block = core.undo(
         space=request.space,
         label=label,
         author=_author(request),
         expected_version=payload.expected_version,
     )
-    return _out(block)
+    return {**_out(block), "changed": block.version != before}
 
 
 @router.post("/core/{label}/rollback", response=CoreBlockOut)
@@ -168,6 +172,7 @@ def rollback_block(
         raise Conflict(
             f"the {label} block is at version {block.version}, not {payload.expected_version}"
         )
-    return _out(
-        core.rollback(space=space, label=label, version=payload.version, author=_author(request))
+    after = core.rollback(
+        space=space, label=label, version=payload.version, author=_author(request)
     )
+    return {**_out(after), "changed": after.version != block.version}

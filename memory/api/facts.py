@@ -54,6 +54,7 @@ class FactOut(Schema):
     disposition: str  # the resolver's own word: also DEFER (kept pending review)
     status: str  # active | pending_review
     quarantined: bool
+    changed: bool  # false for NOOP: the fact was already known as it is
     dry_run: bool = False
     reason: str = ""
 
@@ -96,6 +97,7 @@ def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
             "status": "",
             "quarantined": result.action == "QUARANTINE",
             "dry_run": True,
+            "changed": result.action not in ("NOOP", "DROP"),
             "reason": result.reason,
         }
     if result.item is None:
@@ -110,6 +112,7 @@ def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
         "disposition": result.action,
         "status": item.status,
         "quarantined": item.screen_status != "ok",
+        "changed": result.action != "NOOP",
     }
 
 

@@ -64,6 +64,10 @@ class MemorySaveOut(Schema):
     id: str | None = None
     action: str | None = None
     superseded: list[str] = Field(default_factory=list)
+    # False when the save left memory as it was (the entry or fact was
+    # already there): still 200, since the request was valid and its intent
+    # holds. Every save endpoint answers this way.
+    changed: bool = False
 
 
 class MemoryForgetIn(Schema):
@@ -238,6 +242,7 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
                 "block": "auto",
                 "usage": 0.0,
                 "message": f"Forgot {count} fact(s)." if count else "No fact matched.",
+                "changed": count > 0,
             }
         if not payload.text.strip():
             raise Invalid("text: required for add and replace")
@@ -248,6 +253,7 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
             "usage": 0.0,
             "message": f"Saved to long-term memory ({saved['action']}).",
             **saved,
+            "changed": saved["action"] != "NOOP",
         }
     result = core.save(
         space=space,
@@ -266,6 +272,7 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
         "tokens": core.tokens(block=result.block),
         "budget_tokens": result.block.budget_tokens,
         "demoted": [str(i) for i in result.demoted],
+        "changed": result.changed,
     }
 
 

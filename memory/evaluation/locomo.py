@@ -239,8 +239,29 @@ def latency_line(rows: list[dict[str, Any]]) -> str:
     )
 
 
+CHARTS_HINT = (
+    "charts need matplotlib, from the optional extra 'charts': "
+    "pip install '.[charts]' in the Engram checkout (or pip install matplotlib)"
+)
+
+
+class ChartsUnavailable(Exception):
+    """matplotlib is not installed."""
+
+
+def charts_available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def chart(figures: dict[str, Any], out: Path) -> None:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise ChartsUnavailable(CHARTS_HINT) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -10,6 +10,7 @@ with its last error kept for a curator to read and retry."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from django.conf import settings
@@ -28,25 +29,49 @@ def _lease() -> timedelta:
 
 def enqueue_on_commit(job_ids: list[int]) -> None:
     """Send the pipeline task for these jobs once the surrounding transaction
-    commits (a job whose send fails is found by the sweeper)."""
-    from memory.tasks import process_ingest_job
+    commits, ENGRAM_INGEST_CHUNK job ids per message (a job whose send fails
+    is found by the sweeper)."""
+    from memory.tasks import process_ingest_jobs
 
     def send() -> None:
         now = timezone.now()
+        size = settings.ENGRAM["INGEST_CHUNK"]
         sent: list[int] = []
-        for job_id in job_ids:
+        for start in range(0, len(job_ids), size):
+            chunk = job_ids[start : start + size]
             try:
-                process_ingest_job.delay(job_id)
-                sent.append(job_id)
+                process_ingest_jobs.delay(chunk)
+                sent.extend(chunk)
             except Exception:  # broker down: the sweeper re-sends later
                 log.warning(
-                    "could not send ingest job %s; the sweeper will retry", job_id, exc_info=True
+                    "could not send ingest jobs %s..%s; the sweeper will retry",
+                    chunk[0],
+                    chunk[-1],
+                    exc_info=True,
                 )
                 break
         if sent:
             IngestJob.objects.filter(pk__in=sent, sent_at=None).update(sent_at=now)
 
     transaction.on_commit(send)
+
+
+def run_each(job_ids: Sequence[int], *, run: Callable[[int], object]) -> list[int]:
+    """Run the jobs of one message in turn, each claimed on its own (`run` is
+    the pipeline's run_job: claim, process, finish under the lease). A job
+    that fails transiently has its failure recorded by `run` and is returned
+    for a retry with backoff, without holding up the others; a job already
+    done or leased elsewhere (a redelivered message, the sweeper's re-send)
+    is skipped by its claim."""
+    from memory.llm import TransientError
+
+    retry: list[int] = []
+    for job_id in job_ids:
+        try:
+            run(job_id)
+        except TransientError:
+            retry.append(job_id)
+    return retry
 
 
 def claim(job_id: int) -> IngestJob | None:
@@ -64,7 +89,9 @@ def claim(job_id: int) -> IngestJob | None:
     )
     if updated != 1:
         return None
-    return IngestJob.objects.select_related("turn", "space").get(pk=job_id)
+    # Not the turn: the pipeline loads it with its session, and a turn can be
+    # a long text to fetch twice.
+    return IngestJob.objects.select_related("space").get(pk=job_id)
 
 
 def finish(job: IngestJob, *, result: dict) -> bool:

@@ -13,6 +13,7 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -70,7 +71,11 @@ def auto_reply(body: dict[str, Any]) -> str:
 
 
 class FakeLLM:
-    def __init__(self) -> None:
+    """`responder`, if given, answers whatever the script does not: it returns
+    the assistant message text, or None to fall back to `auto_reply`."""
+
+    def __init__(self, responder: Callable[[dict[str, Any]], str | None] | None = None) -> None:
+        self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.raw_bodies: list[bytes] = []
         self.script: deque[Reply] = deque()
@@ -95,7 +100,8 @@ class FakeLLM:
                     fake.requests.append(body)
                     reply = fake.script.popleft() if fake.script else None
                 if reply is None:
-                    reply = Reply(content=auto_reply(body))
+                    content = fake.responder(body) if fake.responder is not None else None
+                    reply = Reply(content=auto_reply(body) if content is None else content)
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.raw is not None:

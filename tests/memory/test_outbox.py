@@ -63,3 +63,65 @@ def test_dead_jobs_keep_their_error_and_can_be_retried(
         assert outbox.retry_dead([job.pk]) == 1
     done = IngestJob.objects.get(pk=job.pk)
     assert done.status == "done" and done.attempts == 1  # re-run eagerly on commit
+
+
+# --- chunks: one broker message per ENGRAM_INGEST_CHUNK jobs --------------------------
+
+
+def test_a_batch_is_sent_as_messages_of_chunk_size(
+    space, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    from memory.tasks import process_ingest_jobs
+
+    settings.ENGRAM = {**settings.ENGRAM, "INGEST_CHUNK": 2}
+    sent: list[list[int]] = []
+    monkeypatch.setattr(process_ingest_jobs, "delay", lambda ids: sent.append(list(ids)))
+    with django_capture_on_commit_callbacks(execute=True):
+        accept_turns(
+            space=space,
+            turns=[
+                TurnData(session_id="s", role="user", text=f"turn number {i}") for i in range(5)
+            ],
+        )
+    ids = list(IngestJob.objects.filter(space=space).order_by("pk").values_list("pk", flat=True))
+    assert sent == [ids[0:2], ids[2:4], ids[4:5]]
+    assert not IngestJob.objects.filter(space=space, sent_at=None).exists()
+
+
+def test_a_chunk_runs_every_job_and_returns_the_transient_failures(space):
+    from memory.llm import TransientError
+
+    accepted = accept_turns(
+        space=space,
+        turns=[
+            TurnData(session_id="s", role="user", text=f"I live in Oslo, turn {i}")
+            for i in range(3)
+        ],
+    )
+    ids = [IngestJob.objects.get(turn=a.turn).pk for a in accepted]
+    ran: list[int] = []
+
+    def run(job_id: int) -> None:
+        ran.append(job_id)
+        if job_id == ids[1]:
+            raise TransientError("the LLM timed out")
+
+    assert outbox.run_each(ids, run=run) == [ids[1]]
+    assert ran == ids  # the failure did not stop the jobs after it
+
+
+def test_a_redelivered_chunk_runs_nothing_twice(space):
+    from memory.services.pipeline import run_job
+
+    accepted = accept_turns(
+        space=space,
+        turns=[
+            TurnData(session_id="s", role="user", text=f"I really love hobby{i} a lot")
+            for i in range(3)
+        ],
+    )
+    ids = [IngestJob.objects.get(turn=a.turn).pk for a in accepted]
+    assert outbox.run_each(ids, run=run_job) == []
+    assert outbox.run_each(ids, run=run_job) == []
+    jobs = IngestJob.objects.filter(pk__in=ids)
+    assert set(jobs.values_list("status", "attempts")) == {("done", 1)}

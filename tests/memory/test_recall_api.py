@@ -23,7 +23,7 @@ HOSTILE = [
     "日本語のテキスト 中文 한국어",
     "x" * 10_000,
     "word " * 2_000,
-    "\x00\x01 control \u200b hidden \ufeff",
+    "\x01\x1f control \u200b hidden \ufeff",
     "Ωmega café naïve",
 ]
 
@@ -67,6 +67,13 @@ def test_hostile_queries_never_fail(api, stored, query) -> None:
     response = api.post("/api/v1/recall", {"query": query}, content_type="application/json")
     assert response.status_code == 200, response.content
     assert isinstance(response.json()["results"], list)
+
+
+def test_a_nul_in_a_query_is_refused_by_name(api, stored) -> None:
+    # Every JSON body refuses NUL (PostgreSQL cannot store it), reads included.
+    response = api.post("/api/v1/recall", {"query": "\x00bees"}, content_type="application/json")
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith("query: text may not contain the NUL character")
 
 
 @pytest.mark.parametrize(

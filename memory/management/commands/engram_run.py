@@ -18,8 +18,10 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from engram_site import runguard
+from engram_site.celery import DEFAULT_QUEUE, INGEST_QUEUE
 from memory.models import ApiKey
 from memory.services.spaces import create_api_key
 
@@ -38,6 +40,25 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # Refuse before touching anything: a second Engram on this data
+        # directory, or a port someone else has, would otherwise only show up
+        # once a second worker and beat were already running.
+        try:
+            lock = runguard.acquire(Path(settings.DATA_DIR))
+        except runguard.AlreadyRunning as exc:
+            raise CommandError(
+                f"Engram is already running on the data directory {settings.DATA_DIR} "
+                f"({exc.holder or 'lock held'}; {exc.path}). Stop it first, or give this "
+                "one its own ENGRAM_DATA_DIR."
+            ) from None
+        try:
+            runguard.check_port_free(options["bind"])
+        except runguard.PortInUse as exc:
+            lock.release()
+            raise CommandError(
+                f"Cannot serve on {exc.bind}: {exc.reason}. Nothing was started; choose "
+                "another address with --bind HOST:PORT (or ENGRAM_BIND)."
+            ) from None
         call_command("migrate", interactive=False, verbosity=0)
         # Collected once so the web server serves hashed, compressed admin and
         # dashboard assets instead of looking them up on every request.
@@ -81,6 +102,10 @@ class Command(BaseCommand):
                 str(options["concurrency"]),
                 "--hostname",
                 "engram@%h",
+                # Both queues, interactive work first in the list; see
+                # engram_site/celery.py for why ingest cannot starve it.
+                "--queues",
+                f"{DEFAULT_QUEUE},{INGEST_QUEUE}",
             ],
             "beat": [
                 python,
@@ -102,8 +127,16 @@ class Command(BaseCommand):
             f"Engram on http://{options['bind']}  (API /api/v1/docs, admin /admin/; {broker})"
         )
         self.stdout.write("Ctrl-C stops the server, the worker and beat.")
-        procs = {name: subprocess.Popen(cmd, cwd=base) for name, cmd in commands.items()}
-        self._supervise(procs)
+        # The children inherit the lock, so it outlives this process if it is
+        # killed while they keep running.
+        procs = {
+            name: subprocess.Popen(cmd, cwd=base, pass_fds=(lock.fd,))
+            for name, cmd in commands.items()
+        }
+        try:
+            self._supervise(procs)
+        finally:
+            lock.release()
 
     def _supervise(self, procs: dict[str, subprocess.Popen[bytes]]) -> None:
         stopping = False

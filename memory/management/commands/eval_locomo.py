@@ -64,6 +64,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        # Checked first: finding out after a long evaluation would waste it.
+        if opts["chart"] and not locomo.charts_available():
+            raise CommandError(f"--chart: {locomo.CHARTS_HINT}; or run without --chart")
         try:
             data = locomo.load(opts["path"])
             chosen = locomo.parse_range(opts["conversations"], len(data))

