@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from io import BytesIO
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -53,6 +55,65 @@ class BodySizeLimitMiddleware:
                 request._body = body
                 request._stream = BytesIO(body)  # type: ignore[attr-defined]
         return self.get_response(request)
+
+
+class AsgiBodyLimit:
+    """The same limit for the ASGI app, where Django reads the whole body
+    into a temporary file before any middleware runs: a declared
+    Content-Length over the limit is refused before reading, and a chunked
+    body is read only up to one byte past the limit."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = int(settings.MAX_BODY_BYTES)
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None:
+            if declared.isdigit() and int(declared) > limit:
+                await self._refuse(send, declared.decode())
+                return
+            await self.app(scope, receive, send)
+            return
+        buffered: list[dict[str, Any]] = []
+        size = 0
+        while True:
+            message = await receive()
+            buffered.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > limit:
+                await self._refuse(send, f"more than {limit}")
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> dict[str, Any]:
+            if buffered:
+                return buffered.pop(0)
+            return await receive()  # type: ignore[no-any-return]
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Any, size: str) -> None:
+        body = json.dumps(
+            {"detail": f"request body is {size} bytes; the limit is {settings.MAX_BODY_BYTES}"}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
 
 
 class ApiJsonErrorsMiddleware:

@@ -218,6 +218,9 @@ ENGRAM = {
     "CORE_AGENT_BUDGET_TOKENS": env_int("ENGRAM_CORE_AGENT_BUDGET", 800, minimum=50),
     "CORE_OVERFLOW": env_choice("ENGRAM_CORE_OVERFLOW", "refuse", ("refuse", "demote")),
     "CONTEXT_BUDGET_TOKENS": env_int("ENGRAM_CONTEXT_BUDGET", 1500, minimum=100),
+    # GET /context?session_id=... adds a one-line memory_assess reminder while
+    # that session has search batches no assessment has judged.
+    "ASSESS_REMINDER": env_bool("ENGRAM_ASSESS_REMINDER", True),
     "MIRROR_DIR": Path(env_str("ENGRAM_MIRROR_DIR", str(DATA_DIR / "memory"))),
     # recall
     "RECALL_K": env_int("ENGRAM_RECALL_K", 8, minimum=1),

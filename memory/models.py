@@ -575,3 +575,27 @@ class LlmUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.space_id} {self.hour:%Y-%m-%d %H}h: {self.calls}"
+
+
+class SearchBatch(models.Model):
+    """One memory_search answer, kept so memory_assess can check that the
+    evidence an agent cites came from that answer: `refs` maps each row's ref
+    to the result id. The latest BATCHES_PER_SESSION per session are kept."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="search_batches")
+    batch_id = models.CharField(max_length=32, unique=True)
+    session_key = models.CharField(max_length=200, default="default")
+    query = models.CharField(max_length=500, blank=True)
+    refs = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    assessed_at = models.DateTimeField(null=True, blank=True)
+    verdict = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["space", "session_key", "created_at"], name="batch_session_idx")
+        ]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"batch {self.batch_id} ({self.session_key})"

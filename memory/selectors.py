@@ -15,6 +15,7 @@ from memory.models import (
     IngestJob,
     MemoryItem,
     Relation,
+    SearchBatch,
     Session,
     Space,
     Turn,
@@ -230,3 +231,10 @@ class FactView:
     item: MemoryItem
     window: Window
     current: bool
+
+
+def unassessed_batches(*, space: Space, session_key: str) -> int:
+    """memory_search answers of a session that no memory_assess has judged."""
+    return SearchBatch.objects.filter(
+        space=space, session_key=session_key, assessed_at=None
+    ).count()

@@ -6,7 +6,9 @@ from memory.api.export import router as export_router
 from memory.api.facts import router as facts_router
 from memory.api.memory_tools import router as memory_tools_router
 from memory.api.recall import router as recall_router
+from memory.api.skills import router as skills_router
 from memory.api.status import router as status_router
+from memory.api.tools import router as tools_router
 from memory.api.turns import router as turns_router
 
 routers = [
@@ -19,3 +21,5 @@ routers = [
 ]
 routers.append(export_router)
 routers.append(recall_router)
+routers.append(tools_router)
+routers.append(skills_router)

@@ -24,6 +24,11 @@ class ContextQuery(Schema):
     known_at: datetime | None = Field(
         default=None, description="Transaction time: recall what Engram knew at that moment."
     )
+    session_id: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The conversation: a reminder is added while its searches are unassessed.",
+    )
 
 
 class ContextBlocksOut(Schema):
@@ -31,6 +36,7 @@ class ContextBlocksOut(Schema):
     core_agent: str
     environment: str
     recalled: str
+    reminder: str = ""
 
 
 class ContextOut(Schema):
@@ -44,5 +50,9 @@ class ContextOut(Schema):
 @router.get("/context", response=ContextOut)
 def context(request: SpaceRequest, params: Query[ContextQuery]) -> dict[str, Any]:
     return build_context(
-        space=request.space, query=params.query, as_of=params.as_of, known_at=params.known_at
+        space=request.space,
+        query=params.query,
+        as_of=params.as_of,
+        known_at=params.known_at,
+        session_id=params.session_id,
     )

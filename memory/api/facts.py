@@ -27,6 +27,7 @@ class FactIn(Schema):
     kind: Literal["fact", "preference", "event", "instruction", "insight"] = "fact"
     valid_from: str | None = Field(default=None, max_length=40)
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    dry_run: bool = Field(default=False, description="Answer the plan and write nothing.")
 
     @field_validator("text")
     @classmethod
@@ -45,14 +46,17 @@ class FactIn(Schema):
 
 
 class FactOut(Schema):
-    id: str
-    action: Literal["ADD", "UPDATE", "NOOP", "DELETE"]
+    id: str | None  # None only for a dry run that would add nothing yet
+    # ADD | UPDATE | NOOP | DELETE; a dry run also plans DEFER, DROP, QUARANTINE.
+    action: str
     superseded: list[str]
     # Extensions beyond the stable contract:
     disposition: str  # the resolver's own word: also DEFER (kept pending review)
     status: str  # active | pending_review
     quarantined: bool
     changed: bool  # false for NOOP: the fact was already known as it is
+    dry_run: bool = False
+    reason: str = ""
 
 
 def _parse_when(value: str) -> datetime:
@@ -82,7 +86,20 @@ def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
         valid_from=_parse_when(payload.valid_from) if payload.valid_from else None,
         source="api",
         actor=f"api:{request.api_key.prefix}",
+        dry_run=payload.dry_run,
     )
+    if payload.dry_run:
+        return {
+            "id": None,
+            "action": result.action,
+            "superseded": [str(pk) for pk in result.superseded],
+            "disposition": result.action,
+            "status": "",
+            "quarantined": result.action == "QUARANTINE",
+            "dry_run": True,
+            "changed": result.action not in ("NOOP", "DROP"),
+            "reason": result.reason,
+        }
     if result.item is None:
         if result.action == "DROP":
             raise Invalid("text: carries too little information to store as a fact")

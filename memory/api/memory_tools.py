@@ -1,17 +1,17 @@
 """The agent tool surface over HTTP: memory_save, memory_forget, memory_report, the legacy
 aliases (remember_fact, recall_facts, search_conversations, recall_sessions)
-and GET /tools, a manifest with JSON-schema parameters that can be handed to
-an LLM as function definitions. memory_search itself is the recall API's
-POST /memory/search; the manifest describes it too."""
+as their original REST paths. The tool registry (memory/tools) declares the
+same tools for POST /tools/{name}, the GET /tools manifests and MCP; both
+call the same services. memory_search itself is the recall API's
+POST /memory/search."""
 
 from __future__ import annotations
 
-import copy
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from ninja import Query, Router, Schema
+from ninja import Router, Schema
 from pydantic import Field
 
 from engram_site.types import SpaceRequest
@@ -341,141 +341,3 @@ def recall_sessions(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, 
         known_at=payload.known_at,
         types=["summary"],
     )
-
-
-# --- the manifest ---------------------------------------------------------------------------
-
-TOOLS: list[tuple[str, str, type[Schema], str]] = [
-    (
-        "memory_save",
-        "Curate core memory, which is in your prompt on every turn: add, replace or remove "
-        "one-line entries of the user block (who the user is, preferences, standing "
-        "instructions) or the agent block (environment quirks, lessons). Blocks have hard "
-        "budgets; when one is full, merge entries with replace. block=auto saves a "
-        "long-term fact instead.",
-        MemorySaveIn,
-        "/api/v1/memory/save",
-    ),
-    (
-        "memory_search",
-        "Search long-term memory (facts, past conversations, session summaries) with "
-        "provenance and validity dates. Use as_of for what was true at a past moment.",
-        MemorySearchIn,
-        "/api/v1/memory/search",
-    ),
-    (
-        "memory_forget",
-        "Forget memories the user asks you to forget: one item by id, the facts containing "
-        "every word of a query, or everything (with the space name as confirm). Restorable "
-        "unless hard=true.",
-        MemoryForgetIn,
-        "/api/v1/memory/forget",
-    ),
-    (
-        "memory_report",
-        "Report that you used a skill memory_search returned (its id), so Engram learns "
-        "which procedures are in use and keeps what they rely on fresh.",
-        MemoryReportIn,
-        "/api/v1/memory/report",
-    ),
-    (
-        "remember_fact",
-        "Save one long-term fact about the user or their world (alias of memory_save with "
-        "block=auto).",
-        RememberFactIn,
-        "/api/v1/memory/remember_fact",
-    ),
-    (
-        "recall_facts",
-        "Search long-term facts and insights (alias of memory_search limited to facts).",
-        RecallAliasIn,
-        "/api/v1/memory/recall_facts",
-    ),
-    (
-        "search_conversations",
-        "Search past conversation turns (alias of memory_search limited to turns).",
-        RecallAliasIn,
-        "/api/v1/memory/search_conversations",
-    ),
-    (
-        "recall_sessions",
-        "Search summaries of past sessions (alias of memory_search limited to summaries).",
-        RecallAliasIn,
-        "/api/v1/memory/recall_sessions",
-    ),
-]
-
-
-def _clean_schema(node: Any) -> Any:
-    """Plain JSON schema for function calling: no titles, Optional[X] as X."""
-    if isinstance(node, list):
-        return [_clean_schema(n) for n in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: _clean_schema(v) for k, v in node.items() if k != "title"}
-    variants = out.get("anyOf")
-    if isinstance(variants, list):
-        non_null = [v for v in variants if v != {"type": "null"}]
-        if len(non_null) == 1 and len(non_null) < len(variants):
-            out.pop("anyOf")
-            out = {**non_null[0], **out}
-    if out.get("default", 0) is None:
-        out.pop("default")
-    return out
-
-
-def parameters_schema(schema: type[Schema]) -> dict[str, Any]:
-    raw = copy.deepcopy(schema.model_json_schema())
-    raw.pop("description", None)
-    cleaned = _clean_schema(raw)
-    cleaned.setdefault("required", [])
-    cleaned["additionalProperties"] = False
-    return cleaned  # type: ignore[no-any-return]
-
-
-def manifest() -> list[dict[str, Any]]:
-    return [
-        {
-            "name": name,
-            "description": description,
-            "parameters": parameters_schema(schema),
-            "method": "POST",
-            "path": path,
-        }
-        for name, description, schema, path in TOOLS
-    ]
-
-
-class ToolsQuery(Schema):
-    format: Literal["engram", "openai", "anthropic"] = "engram"
-
-
-@router.get("/tools", response=dict[str, Any])
-def tools(request: SpaceRequest, params: Query[ToolsQuery]) -> dict[str, Any]:
-    items = manifest()
-    if params.format == "openai":
-        return {
-            "tools": [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t["name"],
-                        "description": t["description"],
-                        "parameters": t["parameters"],
-                    },
-                }
-                for t in items
-            ]
-        }
-    if params.format == "anthropic":
-        return {
-            "tools": [
-                {
-                    "name": t["name"],
-                    "description": t["description"],
-                    "input_schema": t["parameters"],
-                }
-                for t in items
-            ]
-        }
-    return {"tools": items}

@@ -192,12 +192,27 @@ def _fit_core(label: str, block: Any, budget: int) -> str:
     )
 
 
+def _assess_reminder(space: Space, session_id: str | None) -> str:
+    if not session_id or not settings.ENGRAM["ASSESS_REMINDER"]:
+        return ""
+    from memory.selectors import unassessed_batches
+
+    count = unassessed_batches(space=space, session_key=session_id)
+    if not count:
+        return ""
+    return (
+        f"(Memory: {count} search result batch(es) of this session are not assessed yet; "
+        "call memory_assess before you answer from them.)"
+    )
+
+
 def build_context(
     *,
     space: Space,
     query: str | None,
     as_of: datetime | None = None,
     known_at: datetime | None = None,
+    session_id: str | None = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     query = (query or "").strip()
@@ -222,7 +237,8 @@ def build_context(
     if future is not None:
         recalled, late = _collect_recall(future, deadline=deadline, space=space, query=query)
 
-    parts = [p for p in (core_user, core_agent, environment, recalled) if p]
+    reminder = _assess_reminder(space, session_id)
+    parts = [p for p in (core_user, core_agent, environment, recalled, reminder) if p]
     text = "\n\n".join(parts)
     return {
         "text": text,
@@ -231,6 +247,7 @@ def build_context(
             "core_agent": core_agent,
             "environment": environment,
             "recalled": recalled,
+            "reminder": reminder,
         },
         "tokens": estimate_tokens(text),
         "recall_left_out": late,

@@ -607,13 +607,15 @@ def save_fact(
     session: Session | None = None,
     turn_refs: Sequence[str] = (),
     stated_at: datetime | None = None,
+    dry_run: bool = False,
 ) -> FactResult:
     """Store one fact through screening, resolution and the graph.
 
     A dated write (`valid_from`) takes its place among the values of its
     slot by that date, like a turn said then; an undated one was said now.
     `stated_at` overrides that (a curator's correction is said now, whatever
-    the date the fact became true)."""
+    the date the fact became true). With dry_run, answer the resolver's plan
+    and write nothing (a flagged text plans QUARANTINE)."""
     candidate = Candidate(
         text=text,
         kind=kind,
@@ -632,6 +634,8 @@ def save_fact(
         said_at=stated_at or valid_from,
     )
     if flagged:
+        if dry_run:
+            return FactResult(item=None, action="QUARANTINE", reason=", ".join(flagged))
         with transaction.atomic():
             return quarantine(space=space, candidate=candidate, reasons=flagged, prov=prov)
     if not candidate.predicate:
@@ -651,6 +655,19 @@ def save_fact(
     candidate = identity.resolve(space, candidate)
     neighbours = retrieve.similar(space=space, candidate=candidate)
     decision = resolve.decide(candidate, neighbours)
+    if dry_run:
+        # The plan: apply the decision exactly as a write would (single-valued
+        # chains, history placement), then roll it back. on_commit work
+        # (embedding, mirrors) is discarded with the savepoint.
+        with transaction.atomic():
+            planned = apply(space=space, decision=decision, prov=prov)
+            transaction.set_rollback(True)
+        return FactResult(
+            item=None,
+            action=planned.action,
+            superseded=list(planned.superseded),
+            reason=planned.reason,
+        )
     with transaction.atomic():
         result = apply(space=space, decision=decision, prov=prov)
         if result.item is not None and result.action in ("ADD", "UPDATE"):

@@ -1,5 +1,6 @@
-"""413 for oversized bodies over real HTTP, through gunicorn as in production:
-a declared Content-Length and a chunked body with no length at all."""
+"""413 for oversized bodies over real HTTP, through gunicorn as in production
+(the ASGI app with uvicorn workers, as ./run serves it, and plain WSGI): a
+declared Content-Length and a chunked body with no length at all."""
 
 from __future__ import annotations
 
@@ -36,8 +37,14 @@ def _database_url() -> str:
     return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
-@pytest.fixture
-def server() -> Iterator[int]:
+APPS = {
+    "asgi": ["engram_site.asgi:application", "--worker-class", "uvicorn.workers.UvicornWorker"],
+    "wsgi": ["engram_site.wsgi:application"],
+}
+
+
+@pytest.fixture(params=sorted(APPS))
+def server(request: pytest.FixtureRequest) -> Iterator[int]:
     port = _free_port()
     env = {
         **os.environ,
@@ -49,7 +56,7 @@ def server() -> Iterator[int]:
             sys.executable,
             "-m",
             "gunicorn",
-            "engram_site.wsgi:application",
+            *APPS[request.param],
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",

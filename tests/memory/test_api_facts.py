@@ -87,3 +87,22 @@ def test_it_needs_a_key(client):
         ).status_code
         == 401
     )
+
+
+def test_a_dry_run_answers_the_plan_and_writes_nothing(api, space):
+    first = save(
+        api, text="Sam works at Initech", subject="sam", predicate="works_at", object="Initech"
+    )
+    before = (MemoryItem.objects.count(), AuditEvent.objects.count())
+    plan = save(
+        api,
+        text="Sam works at Globex",
+        subject="sam",
+        predicate="works_at",
+        object="Globex",
+        dry_run=True,
+    ).json()
+    assert plan["dry_run"] is True and plan["id"] is None
+    assert plan["action"] == "UPDATE" and plan["superseded"] == [first.json()["id"]]
+    assert (MemoryItem.objects.count(), AuditEvent.objects.count()) == before
+    assert MemoryItem.objects.get(pk=first.json()["id"]).expired_at is None

@@ -17,11 +17,29 @@ def post(api, path, body):  # type: ignore[no-untyped-def]
     return api.post(f"/api/v1/memory/{path}", body, content_type="application/json")
 
 
+# The contract's tool names, less memory_tour and memory_review_queue (the palace issue).
 EXPECTED_TOOLS = {
     "memory_save",
     "memory_search",
     "memory_forget",
+    "memory_timeline",
+    "memory_episodes",
+    "memory_examine",
+    "memory_neighbors",
+    "memory_facts",
+    "memory_assess",
     "memory_report",
+    "memory_review",
+    "memory_stats",
+    "memory_audit_forgotten",
+    "memory_distill",
+    "memory_reflect",
+    "memory_profile",
+    "memory_export",
+    "memory_ingest_history",
+    "memory_update",
+    "memory_guide",
+    "memory_skills",
     "remember_fact",
     "recall_facts",
     "search_conversations",
@@ -37,25 +55,34 @@ def test_manifest_lists_every_tool_with_a_json_schema(api):
         params = tool["parameters"]
         assert params["type"] == "object" and params["additionalProperties"] is False
         assert tool["description"] and tool["method"] == "POST"
-        assert tool["path"].startswith("/api/v1/")
+        assert tool["path"] == f"/api/v1/tools/{tool['name']}"
         assert set(params["required"]) <= set(params["properties"])
         assert "title" not in str(list(params["properties"].values()))
+        assert "$ref" not in str(params)
+        assert isinstance(tool["read_only"], bool) and isinstance(tool["destructive"], bool)
     save = tools["memory_save"]["parameters"]
-    assert save["required"] == ["block"]
     assert save["properties"]["block"]["enum"] == ["user", "agent", "auto"]
     assert save["properties"]["action"]["enum"] == ["add", "replace", "remove"]
     assert save["properties"]["text"]["maxLength"] == 2000
+    assert save["properties"]["items"]["maxItems"] == 10
     forget = tools["memory_forget"]["parameters"]["properties"]
     assert forget["item_id"]["type"] == "string" and forget["hard"]["type"] == "boolean"
+    assert tools["memory_forget"]["destructive"] is True
     search = tools["memory_search"]["parameters"]
     assert search["required"] == ["query"] and search["properties"]["k"]["maximum"] == 100
+    assert tools["memory_search"]["read_only"] is True
 
 
 def test_manifest_paths_are_real_endpoints(api):
     for tool in api.get("/api/v1/tools").json()["tools"]:
-        response = api.post(tool["path"], {}, content_type="application/json")
-        # An empty body is bad input for every tool, never a missing route or a crash.
+        # An unknown argument is bad input for every tool, never a missing route or a crash.
+        response = api.post(tool["path"], {"no_such_argument": 1}, content_type="application/json")
         assert response.status_code == 422, (tool["name"], response.status_code)
+        assert "no_such_argument" in response.json()["detail"]
+        if tool["parameters"]["required"]:
+            response = api.post(tool["path"], {}, content_type="application/json")
+            assert response.status_code == 422, (tool["name"], response.status_code)
+            assert tool["parameters"]["required"][0] in response.json()["detail"]
 
 
 def test_manifest_in_openai_and_anthropic_shapes(api):

@@ -72,7 +72,10 @@ class Command(BaseCommand):
                 python,
                 "-m",
                 "gunicorn",
-                "engram_site.wsgi:application",
+                # ASGI, so the same server answers MCP's Streamable HTTP at /mcp.
+                "engram_site.asgi:application",
+                "--worker-class",
+                "uvicorn.workers.UvicornWorker",
                 "--bind",
                 options["bind"],
                 "--workers",

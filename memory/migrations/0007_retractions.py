@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0005_truthful_time'),
+        ('memory', '0006_search_batch'),
     ]
 
     operations = [

@@ -1,0 +1,47 @@
+"""The tool registry over REST: POST /api/v1/tools/{name} runs a tool with
+its JSON arguments, GET /api/v1/tools lists every tool in the engram, openai
+or anthropic shape. One-liners over memory.tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from django.http import HttpResponse
+from ninja import Query, Router, Schema
+
+from engram_site.types import SpaceRequest
+from memory.errors import Invalid
+from memory.tools import registry
+
+router = Router(tags=["agent tools"])
+
+
+class ToolsQuery(Schema):
+    format: Literal["engram", "openai", "anthropic"] = "engram"
+
+
+@router.get("/tools", response=dict[str, Any])
+def list_tools(request: SpaceRequest, params: Query[ToolsQuery]) -> dict[str, Any]:
+    return {"tools": registry.manifest(params.format)}
+
+
+def context(request: SpaceRequest) -> registry.ToolContext:
+    return registry.ToolContext(space=request.space, actor=f"api:{request.api_key.prefix}")
+
+
+@router.post("/tools/{name}", response=dict[str, Any])
+def run_tool(request: SpaceRequest, name: str) -> Any:
+    registry.get(name)  # an unknown tool is a 404 before the body is read
+    try:
+        arguments = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise Invalid(f"body: not valid JSON ({exc})") from None
+    try:
+        return registry.call(name, ctx=context(request), arguments=arguments)
+    except registry.ToolArgumentError as exc:
+        return HttpResponse(
+            json.dumps({"detail": exc.detail, "errors": exc.errors}),
+            status=422,
+            content_type="application/json",
+        )

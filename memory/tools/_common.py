@@ -1,0 +1,72 @@
+"""Argument and result pieces shared by the tool modules."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from memory.errors import NotFound
+from memory.models import MemoryItem, Space
+from memory.tools.registry import ToolResult
+
+ResultType = Literal["fact", "turn", "summary", "insight", "skill", "doc"]
+ItemId = str
+
+
+def item_or_404(space: Space, item_id: str) -> MemoryItem:
+    """An item of this space by id; any other id (another space's included)
+    is simply not found."""
+    if not str(item_id).isdigit():
+        raise NotFound(f"item {item_id} not found")
+    item = MemoryItem.objects.filter(space=space, pk=int(item_id)).first()
+    if item is None:
+        raise NotFound(f"item {item_id} not found")
+    return item
+
+
+class ItemOut(ToolResult):
+    id: str
+    text: str
+    kind: str
+    status: str
+    subject: str = ""
+    predicate: str = ""
+    object: str = ""
+    importance: float
+    created_at: datetime
+    valid_from: datetime | None
+    valid_to: datetime | None
+    expired_at: datetime | None
+    superseded_by: str | None
+    quarantined: bool = False
+
+
+def item_out(item: MemoryItem) -> dict[str, Any]:
+    return {
+        "id": str(item.pk),
+        "text": item.text,
+        "kind": item.kind,
+        "status": item.status,
+        "subject": item.subject,
+        "predicate": item.predicate,
+        "object": item.object,
+        "importance": round(float(item.importance), 4),
+        "created_at": item.created_at,
+        "valid_from": item.valid_from,
+        "valid_to": item.valid_to,
+        "expired_at": item.expired_at,
+        "superseded_by": str(item.superseded_by_id) if item.superseded_by_id else None,
+        "quarantined": item.screen_status != MemoryItem.Screen.OK,
+    }
+
+
+DRY_RUN = Field(default=False, description="Answer the plan and write nothing.")
+AS_OF = Field(
+    default=None,
+    description="ISO date-time, valid time: what was true at that moment, by what is known now.",
+)
+KNOWN_AT = Field(
+    default=None, description="ISO date-time, transaction time: what Engram knew then."
+)
