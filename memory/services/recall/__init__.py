@@ -32,7 +32,7 @@ from engram_site.threads import DbThreadPool
 from memory import embeddings
 from memory.models import Space
 from memory.search import query_terms
-from memory.services.recall import channels, dates, rows, temporal
+from memory.services.recall import channels, dates, rows, temporal, termstats
 from memory.services.recall import rewrite as rewrite_queries
 from memory.services.recall.fusion import Fused, Key, Ranking, fuse
 from memory.timeview import TimeView, Window, state_at
@@ -214,7 +214,22 @@ def _materialise(
     now = timezone.now()
     at = when.instant(now)
     windows = dates.windows(query, now=at)
-    ctx = _Context(when=when, now=now, windows=windows, revisions=revisions, space=space.name)
+    weights = (
+        termstats.query_weights(
+            {termstats.stem(t) for t in query_terms(query) if len(t) > 1},
+            termstats.item_stats(space),
+        )
+        if items
+        else {}
+    )
+    ctx = _Context(
+        when=when,
+        now=now,
+        windows=windows,
+        revisions=revisions,
+        space=space.name,
+        weights=weights,
+    )
     scored: list[tuple[float, Key, Result]] = []
     for f in head:
         kind, pk = f.key
@@ -250,6 +265,7 @@ class _Context:
     windows: list[dates.Window]
     revisions: dict[int, list[tuple[datetime, Window]]]
     space: str
+    weights: dict[str, float]  # the query's words and their IDF among the space's facts
 
 
 def _below_successors(scored: list[tuple[float, Key, Result]]) -> None:
@@ -275,7 +291,7 @@ def _item_result(f: Fused, row: rows.ItemRow | None, ctx: _Context) -> tuple[flo
     if window is None:
         return None
     current = temporal.item_current(window, when=ctx.when, now=ctx.now)
-    score = f.score * _item_boost(row, now=ctx.when.instant(ctx.now))
+    score = f.score * _item_boost(row, now=ctx.when.instant(ctx.now)) * _coverage(row.text, ctx)
     if not current:
         score *= FORMER_FACT_FACTOR
     if any(w.contains(window.valid_from or row.created_at) for w in ctx.windows):
@@ -376,6 +392,22 @@ def _skill_result(
         source=Source(None, row.turn_refs),
         space=ctx.space,
     )
+
+
+# A fact is one short sentence: how much of the query it holds says how well
+# it answers it (rank fusion alone scores the best of poor matches like a
+# perfect one). A fact holding none of the query's words (found through the
+# graph) keeps half its score.
+COVERAGE_FLOOR = 0.5
+
+
+def _coverage(text: str, ctx: _Context) -> float:
+    total = sum(ctx.weights.values())
+    if total <= 0:
+        return 1.0
+    held = set(termstats.tokens(text))
+    share = sum(w for word, w in ctx.weights.items() if word in held) / total
+    return COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * share
 
 
 def _item_boost(row: rows.ItemRow, *, now: datetime) -> float:

@@ -94,6 +94,14 @@ def _lower_run(raw: str, *, max_words: int = 3) -> str:
     return " ".join(w[:1].upper() + w[1:] for w in out)
 
 
+# "the city library", "the children's hospital": a common name for a place of work.
+_INSTITUTION = re.compile(
+    r"the (?:[a-z']+ ){0,2}(?:library|hospital|school|university|college|museum|bakery|bank|"
+    r"council|clinic|pharmacy|theatre|theater|zoo|airport|factory|hotel|gym|post office|"
+    r"town hall|city hall|fire station|police station|laboratory|lab)\b"
+)
+
+
 @dataclass
 class _Turn:
     now: datetime
@@ -157,6 +165,9 @@ class _Turn:
             got = _proper_run(re.sub(r"^the\s+(?=[A-Z])", "", raw), max_words=4)
             if got and got.split()[0] not in _NON_NAMES - {"The"}:
                 return got
+            m = _INSTITUTION.match(raw)
+            if common and m:
+                return m.group(0)
             m = re.match(r"the ([a-z]+)\b(?! [a-z]+ (?:team|office|department))", raw)
             if common and m and m.group(1) not in lx.TIME_WORDS and m.group(1) not in lx.COMMON:
                 return m.group(1)
