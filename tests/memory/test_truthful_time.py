@@ -230,4 +230,4 @@ def test_fact_only_scores_are_graded(api, say):
     ).json()["results"]
     scores = [r["score"] for r in results]
     assert len(scores) >= 2 and len(set(scores)) == len(scores)
-    assert results[0]["text"] == "User works at Airbus in Hamburg" and scores[-1] < scores[0]
+    assert "Airbus" in results[0]["text"] and scores[-1] < scores[0]
