@@ -201,11 +201,12 @@ def facts_in_view(
     window as Engram held it at known_at; with history, every known value.
     Newest first by valid_from."""
     from memory.services.identity import canonical_subject
+    from memory.services.pipeline.candidates import spellings
 
     view = when or TimeView()
     items = MemoryItem.objects.filter(space=space).filter(view.item_q())
     if subject:
-        items = items.filter(subject__iexact=canonical_subject(space, subject))
+        items = items.filter(subject__in=spellings(canonical_subject(space, subject)))
     if predicate:
         items = items.filter(predicate=predicate)
     rows = list(items.order_by("-valid_from", "-id")[: max(limit * 2, limit)])

@@ -25,7 +25,7 @@ from memory.screening import screen
 from memory.selectors import live_items
 from memory.services import audit, core, graph, identity
 from memory.services.pipeline import core_patch, resolve, retrieve, rules
-from memory.services.pipeline.candidates import Candidate, content_hash
+from memory.services.pipeline.candidates import Candidate, content_hash, spellings
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +104,8 @@ def supersede(*, old: MemoryItem, new: MemoryItem, actor: str, at: datetime | No
     if not _close(old, valid_to=valid_to, superseded_by=new, known=now, reason="superseded"):
         return False
     graph.expire_relations(item=old)
-    core.follow_fact(space=old.space, item=old, successor=new)
+    if old.importance >= core_patch.IDENTITY_IMPORTANCE:  # only those reach core memory
+        core.follow_fact(space=old.space, item=old, successor=new)
     audit.record(
         space=old.space_id,
         action="expire",
@@ -141,7 +142,8 @@ def invalidate(
     if not _close(item, valid_to=end, superseded_by=None, known=now, reason="invalidated"):
         return False
     graph.expire_relations(item=item)
-    core.follow_fact(space=item.space, item=item)
+    if item.importance >= core_patch.IDENTITY_IMPORTANCE:
+        core.follow_fact(space=item.space, item=item)
     audit.record(
         space=item.space_id,
         action="delete",
@@ -232,7 +234,9 @@ def _create(
 def stated(*, item: MemoryItem, prov: Provenance) -> None:
     """Link the fact to the turn that said it (see TurnFact)."""
     if prov.turn is not None:
-        TurnFact.objects.get_or_create(space_id=item.space_id, turn=prov.turn, item=item)
+        TurnFact.objects.bulk_create(
+            [TurnFact(space_id=item.space_id, turn=prov.turn, item=item)], ignore_conflicts=True
+        )
 
 
 def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> FactResult:
@@ -366,7 +370,7 @@ def _chain(space: Space, c: Candidate) -> list[MemoryItem]:
     return list(
         MemoryItem.objects.filter(
             space=space,
-            subject__iexact=c.subject,
+            subject__in=spellings(c.subject),
             predicate=c.predicate,
             status=MemoryItem.Status.ACTIVE,
             screen_status=MemoryItem.Screen.OK,
@@ -393,7 +397,7 @@ def _retracted_after(
     if not (c.subject and c.predicate):
         return None
     found = Retraction.objects.filter(
-        space=space, subject__iexact=c.subject, predicate=c.predicate, said_at__gt=said
+        space=space, subject__in=spellings(c.subject), predicate=c.predicate, said_at__gt=said
     )
     if before is not None:
         found = found.filter(said_at__lt=before)

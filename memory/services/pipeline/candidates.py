@@ -94,3 +94,11 @@ def similarity(a: str, b: str) -> float:
     if not sa or not sb:
         return 0.0
     return len(sa & sb) / len(sa | sb)
+
+
+def spellings(subject: str) -> list[str]:
+    """The case variants a subject is stored under: an IN on them uses the
+    (space, subject, predicate) index, where a case-insensitive match would
+    read every fact of the space (subjects are canonical since identity
+    resolution; older rows may differ in case)."""
+    return list(dict.fromkeys([subject, subject.lower(), subject.title(), subject.upper()]))

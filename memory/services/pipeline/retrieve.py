@@ -13,7 +13,7 @@ from memory import embeddings
 from memory.models import MemoryItem, Space
 from memory.search import search
 from memory.selectors import live_items
-from memory.services.pipeline.candidates import Candidate
+from memory.services.pipeline.candidates import Candidate, spellings
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def similar(*, space: Space, candidate: Candidate, limit: int = LIMIT) -> list[M
             log.warning("vector neighbour search failed; using BM25 only", exc_info=True)
     if candidate.subject and candidate.predicate:
         same = live_items(space).filter(
-            subject__iexact=candidate.subject, predicate=candidate.predicate
+            subject__in=spellings(candidate.subject), predicate=candidate.predicate
         )
         for pk in same.order_by("-created_at").values_list("pk", flat=True)[:limit]:
             ids.setdefault(pk, None)
