@@ -106,7 +106,8 @@ def _piece(item: MemoryItem, lead: re.Pattern[str], *, user: bool = False) -> _P
     rest = text[m.end() :]
     if re.match(r"^['’]s\s+\S", rest):
         return _Piece("own", rest.split(None, 1)[1], False)
-    rest = rest.strip(" ,:")
+    # "Anna K. has a dog": the lead may stop before an initial's period.
+    rest = rest.strip(" ,:").lstrip(". ")
     if not rest or not rest[0].islower():
         return _Piece("sentence", text[0].upper() + text[1:], False)
     verb = rest.split()[0]
