@@ -96,7 +96,7 @@ def _lower_run(raw: str, *, max_words: int = 3) -> str:
 
 # "the city library", "the children's hospital": a common name for a place of work.
 _INSTITUTION = re.compile(
-    r"the (?:[a-z']+ ){0,2}(?:library|hospital|school|university|college|museum|bakery|bank|"
+    r"the (?!same |other |first |new |old )(?:[a-z']+ ){0,2}(?:library|hospital|school|university|college|museum|bakery|bank|"
     r"council|clinic|pharmacy|theatre|theater|zoo|airport|factory|hotel|gym|post office|"
     r"town hall|city hall|fire station|police station|laboratory|lab)\b"
 )
