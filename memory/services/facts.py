@@ -354,19 +354,25 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
     return FactResult(item=item, action=action, superseded=superseded, reason=decision.reason)
 
 
-def _chain(space: Space, c: Candidate) -> list[MemoryItem]:
-    """Every known value (live or history) of the candidate's subject and
-    single-valued predicate. Two workers writing values of one chain at once
-    take turns: SQLite's write transactions already do; PostgreSQL's read
-    committed would let both read the chain before either wrote, so the
-    chain is locked for the rest of the transaction first."""
+def lock_space_writes(space: Space) -> None:
+    """Writers of one space's facts take turns, for the rest of the
+    transaction: call first in it, before any write. SQLite's write
+    transactions already do. On PostgreSQL two workers would otherwise both
+    read a single-valued chain before either wrote, and locks taken in the
+    middle (a chain, then the shared core block row) deadlock each other."""
     if connection.vendor == "postgresql":
-        key = f"{space.pk}:{c.subject.casefold()}:{c.predicate}"
-        lock = int.from_bytes(
-            hashlib.blake2b(key.encode(), digest_size=8).digest(), "big", signed=True
+        key = int.from_bytes(
+            hashlib.blake2b(f"engram-space:{space.pk}".encode(), digest_size=8).digest(),
+            "big",
+            signed=True,
         )
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+
+
+def _chain(space: Space, c: Candidate) -> list[MemoryItem]:
+    """Every known value (live or history) of the candidate's subject and
+    single-valued predicate (the caller holds lock_space_writes)."""
     return list(
         MemoryItem.objects.filter(
             space=space,
@@ -664,6 +670,7 @@ def save_fact(
         # chains, history placement), then roll it back. on_commit work
         # (embedding, mirrors) is discarded with the savepoint.
         with transaction.atomic():
+            lock_space_writes(space)
             planned = apply(space=space, decision=decision, prov=prov)
             transaction.set_rollback(True)
         return FactResult(
@@ -673,6 +680,7 @@ def save_fact(
             reason=planned.reason,
         )
     with transaction.atomic():
+        lock_space_writes(space)
         result = apply(space=space, decision=decision, prov=prov)
         if result.item is not None and result.action in ("ADD", "UPDATE"):
             link_item(space=space, item=result.item)

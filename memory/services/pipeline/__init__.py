@@ -139,8 +139,10 @@ def process(job: IngestJob) -> dict[str, Any]:
     new_items: list[int] = []
     with transaction.atomic():
         # First: the UPDATE takes the job row, so a rival worker waits on it,
-        # then finds the job done and rolls back.
+        # then finds the job done and rolls back. Then this space's fact
+        # writers take turns (see facts.lock_space_writes).
         _finish(job, result)
+        facts.lock_space_writes(space)
         Turn.objects.filter(pk=turn.pk).update(skip_reason="")
         steps = [
             _step(turn, "salience", skipped=""),
