@@ -233,6 +233,25 @@ class FactView:
     window: Window
     current: bool
 
+    def as_dict(self) -> dict[str, object]:
+        """The fact as the fact-chain reads answer it (REST and the memory_facts tool)."""
+        by = self.window.superseded_by
+        return {
+            "id": str(self.item.pk),
+            "text": self.item.text,
+            "kind": self.item.kind,
+            "subject": self.item.subject,
+            "predicate": self.item.predicate,
+            "object": self.item.object,
+            "valid_from": self.window.valid_from,
+            "valid_to": self.window.valid_to,
+            "created_at": self.item.created_at,
+            "expired_at": self.window.expired_at,
+            "current": self.current,
+            "superseded_by": str(by) if by else None,
+            "status": self.item.status,
+        }
+
 
 def unassessed_batches(*, space: Space, session_key: str) -> int:
     """memory_search answers of a session that no memory_assess has judged."""

@@ -164,23 +164,4 @@ def get_facts(request: SpaceRequest, params: Query[FactChainQuery]) -> dict[str,
         when=view,
         limit=params.limit,
     )
-    return {
-        "facts": [
-            {
-                "id": str(f.item.pk),
-                "text": f.item.text,
-                "kind": f.item.kind,
-                "subject": f.item.subject,
-                "predicate": f.item.predicate,
-                "object": f.item.object,
-                "valid_from": f.window.valid_from,
-                "valid_to": f.window.valid_to,
-                "created_at": f.item.created_at,
-                "expired_at": f.window.expired_at,
-                "current": f.current,
-                "superseded_by": str(f.window.superseded_by) if f.window.superseded_by else None,
-                "status": f.item.status,
-            }
-            for f in chain
-        ]
-    }
+    return {"facts": [f.as_dict() for f in chain]}

@@ -421,6 +421,8 @@ class FactsIn(ToolArgs):
 class ChainRow(ToolResult):
     id: str
     text: str
+    kind: str
+    subject: str
     predicate: str
     object: str
     valid_from: datetime | None
@@ -429,6 +431,7 @@ class ChainRow(ToolResult):
     expired_at: datetime | None
     current: bool
     superseded_by: str | None
+    status: str
 
 
 class EntityOut(ToolResult):
@@ -524,21 +527,7 @@ def memory_facts(ctx: ToolContext, args: FactsIn) -> dict[str, Any]:
     )
     return {
         "entity": _entity_out(entity) if entity else None,
-        "facts": [
-            {
-                "id": str(f.item.pk),
-                "text": f.item.text,
-                "predicate": f.item.predicate,
-                "object": f.item.object,
-                "valid_from": f.window.valid_from,
-                "valid_to": f.window.valid_to,
-                "created_at": f.item.created_at,
-                "expired_at": f.window.expired_at,
-                "current": f.current,
-                "superseded_by": str(f.window.superseded_by) if f.window.superseded_by else None,
-            }
-            for f in chain
-        ],
+        "facts": [f.as_dict() for f in chain],
     }
 
 
