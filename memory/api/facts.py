@@ -15,6 +15,7 @@ from memory.errors import Invalid
 from memory.selectors import facts_in_view
 from memory.services.facts import save_fact
 from memory.timeview import TimeView
+from memory.tools.write import ChainRow
 
 router = Router(tags=["memory"])
 
@@ -133,24 +134,9 @@ class FactChainQuery(Schema):
     limit: int = Field(default=100, ge=1, le=500)
 
 
-class FactChainRow(Schema):
-    id: str
-    text: str
-    kind: str
-    subject: str
-    predicate: str
-    object: str
-    valid_from: datetime | None
-    valid_to: datetime | None
-    created_at: datetime
-    expired_at: datetime | None
-    current: bool
-    superseded_by: str | None
-    status: str
-
-
 class FactChainOut(Schema):
-    facts: list[FactChainRow]
+    # The same row the memory_facts tool answers (FactView.as_dict).
+    facts: list[ChainRow]
 
 
 @router.get("/memory/facts", response=FactChainOut)
