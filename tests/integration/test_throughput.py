@@ -26,12 +26,11 @@ pytestmark = [
     pytest.mark.timeout(300),
 ]
 
-# The goal is 3,000 in 60 s (50 turns/s). The pipeline does about
-# 44 turns/s end to end on this 2-core machine today (2,644 of 3,000 on Redis
-# in 60 s), so the test holds the line at 1,500 (25 turns/s), which a
-# regression in the broker path (the old 1 job/s) fails by far. Set
-# ENGRAM_THROUGHPUT_TURNS=3000 to check the goal itself.
-TURNS = int(os.environ.get("ENGRAM_THROUGHPUT_TURNS", "1500"))
+# 3,000 turns within 60 s is the goal: on this 2-core machine, with nothing
+# else running, both brokers take about 23 s (130 turns/s). The 60 s limit
+# leaves room for a busy CI host; the old broker path (1 job/s) fails it by
+# far. ENGRAM_THROUGHPUT_TURNS makes a quicker or a longer check.
+TURNS = int(os.environ.get("ENGRAM_THROUGHPUT_TURNS", "3000"))
 BATCH = 100
 LIMIT_SECONDS = 60
 
