@@ -1,90 +1,10 @@
-"""Screening and redaction for every write into Engram.
-
-Memory is a prompt-injection persistence surface: text stored today is put in
-front of a model tomorrow. So everything that enters (turns, facts, core memory,
-imports) passes `screen()` first:
-
-- secrets become `[REDACTED:kind]` before anything is stored or sent to an LLM;
-- hidden Unicode (zero-width, bidi overrides, tag characters) is stripped;
-- forged role/protocol tags (`<system>`, `<|im_start|>`, our own recall
-  framing tags, ...) are stripped so stored text can never close or reopen the
-  frame recall wraps memory in; recalled-memory blocks echoed back by an agent
-  are replaced by a placeholder so memory does not reinforce itself;
-- instruction-like text, forged tags, smuggling characters, exfiltration links
-  and remote markdown images flag the text: it is stored quarantined, visible to
-  curators, never recalled or injected.
-"""
+"""What makes stored text dangerous to put in front of a model later: hidden
+Unicode, forged role and memory tags, instruction-like text, exfiltration
+links and remote images."""
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from dataclasses import dataclass, field
-
-# --- secrets ------------------------------------------------------------------------
-
-# Order matters: multi-line and structured secrets first, so a PEM body or a
-# JWT is replaced whole before the generic assignment rule sees its pieces.
-_SECRET_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "private_key",
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-            re.S,
-        ),
-    ),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("aws_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
-    ("slack_token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("api_key", re.compile(r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}")),
-    (
-        "bearer_token",
-        re.compile(r"(?i)(?<=\bbearer )\s*[A-Za-z0-9._~+/=-]{16,}"),
-    ),
-    (
-        "aws_secret",
-        re.compile(r"(?i)(?<=aws_secret_access_key)(\s*[=:]\s*)[A-Za-z0-9/+=]{30,}"),
-    ),
-]
-
-# "password = hunter2", "api_key: abc", "my password is hunter2": the value is
-# replaced, the key word is kept so the sentence still reads.
-_ASSIGNMENT = re.compile(
-    r"(?i)\b(?P<key>pass(?:word|wd|phrase)?|pwd|secret|client[_ -]?secret|token|"
-    r"access[_ -]?token|api[_ -]?key|private[_ -]?key)"
-    r"(?P<sep>\s*(?:[:=]|\bis\b)\s*)"
-    r"(?P<q>[\"']?)(?P<value>[^\s\"',;]{4,})(?P=q)"
-)
-_REDACTED = re.compile(r"\[REDACTED:[a-z_]+\]")
-
-
-def redact(text: str) -> str:
-    """Replace secrets in `text` with `[REDACTED:kind]`."""
-    if not text:
-        return text
-    for kind, pattern in _SECRET_PATTERNS:
-        if kind == "aws_secret":
-            text = pattern.sub(r"\1[REDACTED:aws_secret]", text)
-        else:
-            text = pattern.sub(f"[REDACTED:{kind}]", text)
-
-    def assignment(m: re.Match[str]) -> str:
-        value = m.group("value")
-        if _REDACTED.search(value) or value.lower() in _NOT_A_SECRET:
-            return m.group(0)
-        kind = "password" if m.group("key").lower().startswith(("pass", "pwd")) else "secret"
-        return f"{m.group('key')}{m.group('sep')}[REDACTED:{kind}]"
-
-    return _ASSIGNMENT.sub(assignment, text)
-
-
-# Words after "password is" that are prose, not a password.
-_NOT_A_SECRET = frozenset(
-    "the a an my your our their too very not wrong correct incorrect expired stored "
-    "required missing empty saved changed reset set".split()
-)
 
 # --- hidden Unicode -----------------------------------------------------------------
 
@@ -176,7 +96,7 @@ _EXFIL_QUERY = re.compile(
     re.I,
 )
 
-_FLAGGING = {
+FLAGGING = {
     "forged_tag",
     "hidden_tag_characters",
     "bidi_override",
@@ -184,17 +104,6 @@ _FLAGGING = {
     "exfiltration_link",
     *(name for name, _ in _INSTRUCTION_PATTERNS),
 }
-
-
-@dataclass(frozen=True)
-class ScreenResult:
-    text: str  # redacted, forged tags and hidden characters stripped
-    flagged: bool
-    reasons: list[str] = field(default_factory=list)
-
-    @property
-    def status(self) -> str:
-        return "flagged" if self.flagged else "ok"
 
 
 def strip_hidden(text: str) -> tuple[str, list[str]]:
@@ -222,23 +131,12 @@ def strip_tags(text: str) -> tuple[str, list[str]]:
     return text, reasons
 
 
-def screen(text: str) -> ScreenResult:
-    """Redact, strip and judge one piece of incoming text."""
-    text = unicodedata.normalize("NFC", text or "")
-    text, reasons = strip_hidden(text)
-    redacted = redact(text)
-    if redacted != text:
-        kinds = sorted(set(re.findall(r"\[REDACTED:([a-z_]+)\]", redacted)))
-        reasons += [f"redacted:{k}" for k in kinds]
-    text, tag_reasons = strip_tags(redacted)
-    reasons += tag_reasons
-    for name, pattern in _INSTRUCTION_PATTERNS:
-        if pattern.search(text):
-            reasons.append(name)
+def injection_reasons(text: str) -> list[str]:
+    """Why `text` (already stripped of hidden characters and forged tags) reads
+    like an attack on the model that will see it later."""
+    reasons = [name for name, pattern in _INSTRUCTION_PATTERNS if pattern.search(text)]
     if _MD_IMAGE.search(text) or _HTML_IMAGE.search(text):
         reasons.append("markdown_image")
     if any(_EXFIL_QUERY.search(url) for url in _URL.findall(text)):
         reasons.append("exfiltration_link")
-    text = re.sub(r"[ \t]{2,}", " ", text).strip()
-    flagged = any(r in _FLAGGING for r in reasons)
-    return ScreenResult(text=text, flagged=flagged, reasons=reasons)
+    return reasons
