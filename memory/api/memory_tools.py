@@ -14,6 +14,7 @@ from typing import Any, Literal
 from ninja import Router, Schema
 from pydantic import Field
 
+from engram_site.bounds import INT64_MAX, Instant
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.models import Space
@@ -102,11 +103,11 @@ class MemorySearchIn(Schema):
 
     query: str = Field(min_length=1, max_length=2000, description="What to look for.")
     k: int = Field(default=8, ge=1, le=100, description="How many results.")
-    as_of: datetime | None = Field(
+    as_of: Instant | None = Field(
         default=None,
         description="ISO date-time, valid time: what was true at that moment, by what is known now.",
     )
-    known_at: datetime | None = Field(
+    known_at: Instant | None = Field(
         default=None, description="ISO date-time, transaction time: what Engram knew then."
     )
     include_history: bool = Field(
@@ -120,7 +121,9 @@ class MemorySearchIn(Schema):
 class MemoryReportIn(Schema):
     """Report that a skill recall returned was used, so it counts as used."""
 
-    skill_id: int = Field(ge=1, description="The id of the skill (a recall result of type skill).")
+    skill_id: int = Field(
+        ge=1, le=INT64_MAX, description="The id of the skill (a recall result of type skill)."
+    )
     note: str = Field(default="", max_length=500, description="Optional: how it went.")
 
 
@@ -150,11 +153,11 @@ class RememberFactOut(Schema):
 class RecallAliasIn(Schema):
     query: str = Field(min_length=1, max_length=2000, description="What to look for.")
     k: int = Field(default=8, ge=1, le=100, description="How many results.")
-    as_of: datetime | None = Field(
+    as_of: Instant | None = Field(
         default=None,
         description="ISO date-time, valid time: what was true at that moment, by what is known now.",
     )
-    known_at: datetime | None = Field(
+    known_at: Instant | None = Field(
         default=None, description="ISO date-time, transaction time: what Engram knew then."
     )
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from django.http import HttpResponse
 from ninja import Query, Router, Schema
 
+from engram_site.jsonbody import BodyError, read_object
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.tools import registry
@@ -33,10 +34,12 @@ def context(request: SpaceRequest) -> registry.ToolContext:
 @router.post("/tools/{name}", response=dict[str, Any])
 def run_tool(request: SpaceRequest, name: str) -> Any:
     registry.get(name)  # an unknown tool is a 404 before the body is read
+    # The same reading as every other body (an object, numbers in range),
+    # answered 422 as this endpoint always has for arguments it cannot read.
     try:
-        arguments = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise Invalid(f"body: not valid JSON ({exc})") from None
+        arguments = read_object(request.body or b"{}")
+    except BodyError as exc:
+        raise Invalid(exc.detail) from None
     try:
         return registry.call(name, ctx=context(request), arguments=arguments)
     except registry.ToolArgumentError as exc:

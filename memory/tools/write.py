@@ -13,6 +13,7 @@ from typing import Any, Literal
 from django.db import transaction
 from pydantic import Field, model_validator
 
+from engram_site.bounds import Instant
 from memory.errors import EngramError, Invalid
 from memory.models import Entity, MemoryItem
 from memory.screening import screen
@@ -394,7 +395,7 @@ class FactEntry(ToolArgs):
     replaces: str | None = Field(
         default=None, max_length=40, description="Id of the fact this one supersedes."
     )
-    valid_from: datetime | None = Field(default=None, description="When it became true.")
+    valid_from: Instant | None = Field(default=None, description="When it became true.")
 
 
 class FactsIn(ToolArgs):
@@ -409,8 +410,8 @@ class FactsIn(ToolArgs):
     include_invalid: bool = Field(
         default=False, description="The full chain, superseded and expired values too."
     )
-    as_of: datetime | None = AS_OF
-    known_at: datetime | None = KNOWN_AT
+    as_of: Instant | None = AS_OF
+    known_at: Instant | None = KNOWN_AT
     limit: int = Field(default=50, ge=1, le=200)
     facts: list[FactEntry] | None = Field(
         default=None, min_length=1, max_length=50, description="Write mode: up to 50 facts."

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from engram_site.bounds import instant_problem
 from memory.models import Session, Space, Turn
 from memory.screening import screen
 from memory.services import audit
@@ -64,10 +65,20 @@ def _ts(value: Any) -> datetime | None:
     if value in (None, ""):
         return None
     if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, tz=UTC)
-    parsed = parse_datetime(str(value))
+        try:
+            parsed = datetime.fromtimestamp(value, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"ts: epoch seconds out of range: {value!r}") from None
+    else:
+        try:
+            parsed = parse_datetime(str(value))
+        except ValueError:  # well formed but impossible, e.g. month 13
+            parsed = None
     if parsed is None:
         raise ValueError(f"ts: not an ISO-8601 datetime or epoch seconds: {value!r}")
+    problem = instant_problem(parsed)
+    if problem is not None:
+        raise ValueError(f"ts: {problem}")
     return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
+from engram_site.bounds import instant_problem
 from memory.errors import Invalid
 from memory.models import (
     Belief,
@@ -56,9 +57,15 @@ class ImportReport:
 def _dt(value: Any, *, field_name: str) -> datetime | None:
     if value in (None, ""):
         return None
-    parsed = parse_datetime(str(value))
+    try:
+        parsed = parse_datetime(str(value))
+    except ValueError:  # well formed but impossible, e.g. month 13
+        parsed = None
     if parsed is None:
         raise Invalid(f"{field_name}: not an ISO-8601 datetime: {value!r}")
+    problem = instant_problem(parsed)
+    if problem is not None:
+        raise Invalid(f"{field_name}: {problem}")
     return parsed
 
 
