@@ -8,12 +8,13 @@ from typing import Any, cast
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI, Swagger
+from ninja import Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from engram_site.jsonbody import BodyError, read_object
+from engram_site.openapi import DocumentedAPI
 from engram_site.types import SpaceRequest
 from memory.errors import EngramError
 from memory.models import ApiKey
@@ -40,7 +41,7 @@ class StrictJsonParser(Parser):
         return read_object(request.body)
 
 
-api = NinjaAPI(
+api = DocumentedAPI(
     title="Engram",
     version="1",
     description="Long-term memory for AI agents. Authenticate with `Authorization: Bearer <key>`.",

@@ -8,6 +8,7 @@ from django.http import HttpResponse
 from ninja import Body, Router, Schema
 from pydantic import Field
 
+from engram_site.openapi import markdown_alternative
 from engram_site.types import SpaceRequest
 from memory.services import export as export_service
 from memory.services.imports import import_graph, import_space
@@ -32,7 +33,7 @@ class GraphImportOut(Schema):
     counts: dict[str, int]
 
 
-@router.get("/export", response={200: dict[str, Any]})
+@router.get("/export", response={200: dict[str, Any]}, openapi_extra=markdown_alternative())
 def export_space(
     request: SpaceRequest, format: Literal["json", "markdown"] = "json", redacted: bool = False
 ) -> Any:

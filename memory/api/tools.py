@@ -11,6 +11,7 @@ from django.http import HttpResponse
 from ninja import Query, Router, Schema
 
 from engram_site.jsonbody import BodyError, read_object
+from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.tools import registry
@@ -32,6 +33,7 @@ def context(request: SpaceRequest) -> registry.ToolContext:
 
 
 @router.post("/tools/{name}", response=dict[str, Any])
+@raises(413)  # the body is the tool's arguments, read below
 def run_tool(request: SpaceRequest, name: str) -> Any:
     registry.get(name)  # an unknown tool is a 404 before the body is read
     # The same reading as every other body (an object, numbers in range),

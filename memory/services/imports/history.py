@@ -64,6 +64,7 @@ class Result:
 def _ts(value: Any) -> datetime | None:
     if value in (None, ""):
         return None
+    parsed: datetime | None
     if isinstance(value, int | float):
         try:
             parsed = datetime.fromtimestamp(value, tz=UTC)
