@@ -6,6 +6,7 @@ from typing import Any
 
 from ninja import Router
 
+from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from environment import paths, services
 from environment.models import EnvironmentSnapshot
@@ -35,6 +36,7 @@ def _out(snap: EnvironmentSnapshot) -> dict[str, Any]:
 
 
 @router.get("/environment", response=EnvironmentOut)
+@raises(404)
 def get_environment(request: SpaceRequest, host: str | None = None) -> dict[str, Any]:
     """The host this space's prompts describe, with drift since the previous snapshot."""
     return _out(services.current_snapshot(space=request.space, host=host))
@@ -56,6 +58,7 @@ def report_environment(request: SpaceRequest, payload: EnvironmentReportIn) -> d
 
 
 @router.post("/environment/resolve-path", response=ResolvePathOut)
+@raises(404)
 def resolve_path(request: SpaceRequest, payload: ResolvePathIn) -> dict[str, Any]:
     snap = services.current_snapshot(space=request.space, host=payload.host)
     try:
@@ -66,6 +69,7 @@ def resolve_path(request: SpaceRequest, payload: ResolvePathIn) -> dict[str, Any
 
 
 @router.post("/environment/find-binary", response=FindBinaryOut)
+@raises(404)
 def find_binary(request: SpaceRequest, payload: FindBinaryIn) -> dict[str, Any]:
     snap = services.current_snapshot(space=request.space, host=payload.host)
     try:

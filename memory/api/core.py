@@ -10,6 +10,7 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from engram_site.bounds import INT64_MAX
+from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory.errors import Conflict
 from memory.models import CoreBlock
@@ -109,6 +110,7 @@ def get_block(request: SpaceRequest, label: LabelPath) -> dict[str, object]:
 
 
 @router.put("/core/{label}", response=CoreBlockOut)
+@raises(409)
 def put_block(request: SpaceRequest, label: LabelPath, payload: CorePutIn) -> dict[str, object]:
     space = request.space
     # Import a pending hand edit first, so a stale expected_version is caught.
@@ -157,6 +159,7 @@ def block_diff(
 
 
 @router.post("/core/{label}/undo", response=CoreBlockOut)
+@raises(409)
 def undo_block(request: SpaceRequest, label: LabelPath, payload: CoreUndoIn) -> dict[str, object]:
     before = core.get_block(space=request.space, label=label).version
     block = core.undo(
@@ -169,6 +172,7 @@ def undo_block(request: SpaceRequest, label: LabelPath, payload: CoreUndoIn) -> 
 
 
 @router.post("/core/{label}/rollback", response=CoreBlockOut)
+@raises(409)
 def rollback_block(
     request: SpaceRequest, label: LabelPath, payload: CoreRollbackIn
 ) -> dict[str, object]:

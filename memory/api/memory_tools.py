@@ -15,6 +15,7 @@ from ninja import Router, Schema
 from pydantic import Field
 
 from engram_site.bounds import INT64_MAX, Instant
+from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.models import Space
@@ -280,6 +281,7 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
 
 
 @router.post("/memory/forget", response=MemoryForgetOut)
+@raises(404)
 def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, int]:
     count = forget.forget(
         space=_space(request),
@@ -294,6 +296,7 @@ def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, i
 
 
 @router.post("/memory/report", response=MemoryReportOut)
+@raises(404)
 def memory_report(request: SpaceRequest, payload: MemoryReportIn) -> dict[str, Any]:
     skill = skill_usage.report(
         space=_space(request), skill_id=payload.skill_id, actor=_actor(request), note=payload.note

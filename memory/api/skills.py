@@ -10,6 +10,7 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from engram_site.bounds import DbInt
+from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory.models import Skill
 from memory.services import skills as service
@@ -87,6 +88,7 @@ def list_skills(request: SpaceRequest, params: Query[SkillsQuery]) -> dict[str, 
 
 
 @router.post("/skills", response={201: SkillOut})
+@raises(409)
 def create_skill(request: SpaceRequest, payload: SkillIn) -> tuple[int, dict[str, Any]]:
     skill = service.create_skill(
         space=request.space,
@@ -106,6 +108,7 @@ def get_skill(request: SpaceRequest, skill_id: DbInt) -> dict[str, Any]:
 
 
 @router.patch("/skills/{skill_id}", response=SkillOut)
+@raises(409)
 def patch_skill(request: SpaceRequest, skill_id: DbInt, payload: SkillPatch) -> dict[str, Any]:
     skill = service.get_skill(space=request.space, skill_id=skill_id)
     return _out(service.update_skill(skill=skill, actor=_actor(request), **payload.dict()))

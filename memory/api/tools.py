@@ -33,7 +33,7 @@ def context(request: SpaceRequest) -> registry.ToolContext:
 
 
 @router.post("/tools/{name}", response=dict[str, Any])
-@raises(413)  # the body is the tool's arguments, read below
+@raises(404, 409, 413)  # a tool's own not-found and conflicts; its body, read below
 def run_tool(request: SpaceRequest, name: str) -> Any:
     registry.get(name)  # an unknown tool is a 404 before the body is read
     # The same reading as every other body (an object, numbers in range),
