@@ -18,6 +18,7 @@ from memory.errors import Invalid
 from memory.models import Entity, MemoryItem, Relation, Space
 from memory.screening import screen
 from memory.services import audit, graph
+from memory.services.imports.chunks import CHUNK, pause_between_chunks
 from memory.services.pipeline.candidates import content_hash
 
 SOURCE = "import:cognee"
@@ -44,12 +45,6 @@ _TYPES = {
 }
 MAX_NODES = 50_000
 MAX_EDGES = 200_000
-
-
-# Nodes or edges written per transaction: each commits in well under a
-# second, so a concurrent writer waits on SQLite's busy_timeout at most that
-# long instead of failing with "database is locked".
-CHUNK = 250
 
 
 class _DryRun(Exception):
@@ -317,6 +312,8 @@ def import_graph(
         except BaseException:
             report.counts = before  # the chunk rolled back: so do its counts
             raise
+        if end < total:
+            pause_between_chunks()
     if not dry_run:
         audit.record(
             space=space,

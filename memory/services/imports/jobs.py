@@ -26,6 +26,7 @@ from memory.models import IngestJob, Space
 from memory.services import audit, outbox
 from memory.services.imports import graph as graph_import
 from memory.services.imports import space as space_import
+from memory.services.imports.chunks import pause_between_chunks
 
 GRAPH = "import_graph"
 SPACE = "import_space"
@@ -140,6 +141,7 @@ def _run_space(job: IngestJob) -> dict[str, Any]:
             skipped.update(part.skipped)
             notes += part.notes
             report(index + 1, len(slices), _answer(created, skipped, notes))
+        pause_between_chunks()
     result = _answer(created, skipped, notes)
     audit.record(
         space=job.space,
