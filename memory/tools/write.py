@@ -19,6 +19,7 @@ from memory.models import Entity, MemoryItem
 from memory.screening import screen
 from memory.services import audit, core, facts, forget, graph
 from memory.services.imports import history
+from memory.services.imports import jobs as import_jobs
 from memory.tools._common import AS_OF, DRY_RUN, KNOWN_AT, ItemOut, item_or_404, item_out
 from memory.tools.registry import ToolArgs, ToolContext, ToolResult, tool
 
@@ -691,6 +692,11 @@ class IngestIn(ToolArgs):
     dry_run: bool = Field(
         default=True, description="Default true: only the estimate. Pass false to store the turns."
     )
+    background: bool = Field(
+        default=False,
+        description="Store the turns in a background job even for a short log (longer ones "
+        "always are): the answer then names the job and its status_url.",
+    )
 
 
 class IngestOut(ToolResult):
@@ -703,6 +709,10 @@ class IngestOut(ToolResult):
     created: int = 0
     existing: int = 0
     bad_lines: list[str] = Field(default_factory=list)
+    job_id: str | None = Field(
+        default=None, description="The background job storing the turns, if one does."
+    )
+    status_url: str | None = Field(default=None, description="Where the job's progress is shown.")
 
 
 @tool(
@@ -732,6 +742,18 @@ def memory_ingest_history(ctx: ToolContext, args: IngestIn) -> dict[str, Any]:
                 "estimated_llm_calls": est.estimated_llm_calls,
                 "bad_lines": [f"line {b.line}: {b.error}" for b in est.bad_lines],
             }
+        lines = sum(1 for line in args.jsonl.splitlines() if line.strip())
+        if args.background or lines > import_jobs.SYNC_ROWS:
+            # Stored by a worker, a batch of turns per transaction, not here.
+            job = import_jobs.start(
+                space=ctx.space,
+                kind=import_jobs.HISTORY,
+                data={"jsonl": args.jsonl},
+                total=lines,
+                actor=ctx.actor,
+            )
+            view = import_jobs.view(job)
+            return {"dry_run": False, "job_id": view["job_id"], "status_url": view["status_url"]}
         result = history.run(space=ctx.space, path=path, actor=ctx.actor)
         return {
             "dry_run": False,

@@ -8,6 +8,7 @@ tests/integration/test_import_worker.py."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -196,3 +197,26 @@ def test_an_import_job_of_another_space_is_404(api, client_for):
     )
     _, other = create_api_key(space_name="other")
     assert client_for(other).get(response.json()["status_url"]).status_code == 404
+
+
+def test_a_long_history_backfill_is_stored_by_a_job(api, space):
+    lines = [
+        json.dumps({"session_id": f"h{i % 5}", "role": "user", "text": f"we planted tulip bed {i}"})
+        for i in range(1_050)
+    ]
+    args = {"jsonl": "\n".join(lines), "dry_run": False}
+    response = api.post(
+        "/api/v1/tools/memory_ingest_history", args, content_type="application/json"
+    )
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert answer["job_id"] and answer["created"] == 0  # not stored in the request
+    status = api.get(answer["status_url"]).json()
+    assert status["kind"] == "import_history" and status["status"] == "done"
+    assert status["done"] == status["total"] == 1_050
+    assert status["result"]["created"] == 1_050
+    assert Turn.objects.filter(space=space).count() == 1_050
+    # Again: every turn is found by its derived ref, none added.
+    again = api.post("/api/v1/tools/memory_ingest_history", args, content_type="application/json")
+    assert api.get(again.json()["status_url"]).json()["result"]["existing"] == 1_050
+    assert Turn.objects.filter(space=space).count() == 1_050

@@ -1,8 +1,8 @@
 """Long imports as background jobs on the ingest outbox.
 
 An import too big to answer within a request (more than SYNC_ROWS rows, or
-asked for with `background`) becomes an IngestJob of kind "import_graph" or
-"import_space" carrying its payload. It is committed, sent to the Celery
+asked for with `background`) becomes an IngestJob of kind "import_graph",
+"import_space" or "import_history" (backfill) carrying its payload. It is committed, sent to the Celery
 worker on commit, claimed with the outbox's lease and re-sent by its sweeper
 exactly like a turn's job. The worker writes in chunks, each its own short
 transaction, and in each chunk's transaction records how far it got and
@@ -12,9 +12,11 @@ dropped (a dead job keeps it, for a retry)."""
 
 from __future__ import annotations
 
+import tempfile
 import uuid
 from collections import Counter
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -25,12 +27,14 @@ from memory.errors import NotFound
 from memory.models import IngestJob, Space
 from memory.services import audit, outbox
 from memory.services.imports import graph as graph_import
+from memory.services.imports import history
 from memory.services.imports import space as space_import
 from memory.services.imports.chunks import pause_between_chunks
 
 GRAPH = "import_graph"
 SPACE = "import_space"
-KINDS = frozenset({GRAPH, SPACE})
+HISTORY = "import_history"
+KINDS = frozenset({GRAPH, SPACE, HISTORY})
 # Rows (nodes + edges, or turns + items + ...) an import may have and still
 # run inside the request, answering 200 as it always has.
 SYNC_ROWS = 1_000
@@ -166,11 +170,45 @@ def _answer(created: Counter[str], skipped: Counter[str], notes: list[str]) -> d
     }
 
 
+def _run_history(job: IngestJob) -> dict[str, Any]:
+    # Backfill commits a batch of turns at a time and is idempotent by each
+    # turn's (session, ref): a taken-over job simply starts again, and the
+    # turns an earlier run stored are found, not added twice.
+    payload = job.payload
+    text = str(payload["data"].get("jsonl", ""))
+    total = sum(1 for line in text.splitlines() if line.strip())
+    report, done = _reporter(job), 0
+
+    def progress(batch: int) -> None:
+        nonlocal done
+        done += batch
+        report(done, total, {})
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "history.jsonl"
+        path.write_text(text, encoding="utf-8")
+        result = history.run(
+            space=job.space,
+            path=path,
+            progress=progress,
+            actor=str(payload.get("actor") or "backfill"),
+        )
+    return {
+        "dry_run": False,
+        "created": result.created,
+        "existing": result.existing,
+        "bad_lines": [f"line {b.line}: {b.error}" for b in result.bad_lines],
+    }
+
+
+_RUNNERS = {GRAPH: _run_graph, SPACE: _run_space, HISTORY: _run_history}
+
+
 def run(job: IngestJob) -> dict[str, Any]:
     """Run a claimed import job to the end and mark it done. Raises what the
     import raises (Invalid: the pipeline's run_job dead-letters the job with
     the reason) and LeaseLost."""
-    result = _run_graph(job) if job.kind == GRAPH else _run_space(job)
+    result = _RUNNERS[job.kind](job)
     with transaction.atomic():
         if not outbox.finish(job, result=result):
             raise LeaseLost(f"import job {job.pk}: lease lost")
