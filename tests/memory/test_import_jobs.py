@@ -24,6 +24,15 @@ from memory.services.spaces import create_api_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch):  # type: ignore[no-untyped-def]
+    # The limits scaled down (1,000 rows in a request, 250 rows a chunk), so
+    # the same paths run on dumps a tenth the size.
+    monkeypatch.setattr(import_jobs, "SYNC_ROWS", 100)
+    monkeypatch.setattr(graph_import, "CHUNK", 25)
+
+
 # Cities, people and tools with descriptions, linked in a ring: names vary
 # so entity matching and fact hashing do real work.
 KINDS = [("person", "Ada Lovelace {i:04d}"), ("place", "Porto {i:04d}"), ("tool", "Hammer-{i:04d}")]
@@ -52,18 +61,18 @@ def counts_of(space: Space) -> tuple[int, int, int]:
 
 
 def test_a_large_graph_dump_answers_202_and_its_job_imports_it(api, space):
-    data = dump(600)  # 1,200 rows: over the in-request limit
+    data = dump(60)  # 120 rows: over the in-request limit
     response = api.post("/api/v1/import/graph", data, content_type="application/json")
     assert response.status_code == 202, response.content
     job = response.json()
-    assert job["status"] == "pending" and job["total"] == 1200
+    assert job["status"] == "pending" and job["total"] == 120
     assert job["status_url"] == f"/api/v1/import/jobs/{job['job_id']}"
     # Eager Celery ran it on commit; the status URL shows the outcome.
     status = api.get(job["status_url"]).json()
-    assert status["status"] == "done" and status["done"] == status["total"] == 1200
-    assert status["result"]["counts"]["entities_added"] == 600
-    assert status["result"]["counts"]["relations_added"] == 600
-    assert counts_of(space) == (600, 1200, 600)
+    assert status["status"] == "done" and status["done"] == status["total"] == 120
+    assert status["result"]["counts"]["entities_added"] == 60
+    assert status["result"]["counts"]["relations_added"] == 60
+    assert counts_of(space) == (60, 120, 60)
     # Done jobs drop their payload; the job row stays as a record.
     assert IngestJob.objects.get(pk=job["job_id"]).payload == {}
     # A small dump still answers 200 in the request, as before.
@@ -72,18 +81,18 @@ def test_a_large_graph_dump_answers_202_and_its_job_imports_it(api, space):
 
 
 def test_a_bad_row_is_refused_before_any_job_or_write(api, space):
-    data = dump(600)
-    data["edges"][900 - 600] = {"source": "n1"}
+    data = dump(60)
+    data["edges"][30] = {"source": "n1"}
     response = api.post("/api/v1/import/graph", data, content_type="application/json")
-    assert response.status_code == 422 and "edges[300]" in response.json()["detail"]
+    assert response.status_code == 422 and "edges[30]" in response.json()["detail"]
     assert not IngestJob.objects.exists() and counts_of(space) == (0, 0, 0)
 
 
 def test_a_background_dry_run_counts_what_a_real_run_writes_and_writes_nothing(api, space):
-    data = dump(300)
+    data = dump(50)
     # Repeats across chunks: the dry run must count them once, as a real run does.
-    data["nodes"] += data["nodes"][:40]
-    data["edges"] += data["edges"][:40]
+    data["nodes"] += data["nodes"][:10]
+    data["edges"] += data["edges"][:10]
     dry = api.post(
         "/api/v1/import/graph",
         {**data, "dry_run": True, "background": True},
@@ -100,19 +109,15 @@ def test_a_background_dry_run_counts_what_a_real_run_writes_and_writes_nothing(a
 
 
 def test_a_job_whose_worker_died_resumes_where_its_last_chunk_committed(space, monkeypatch):
-    data = dump(400)  # 800 rows, chunks of 250
-    job = import_jobs.start(space=space, kind=import_jobs.GRAPH, data=data, total=800)
-    # start() sent it on commit and eager Celery ran it; make a fresh one
-    # that is never sent, and kill its first run after two chunks.
-    IngestJob.objects.all().delete()
-    Entity.objects.all().delete()
-    MemoryItem.objects.all().delete()
+    data = dump(40)  # 80 rows, chunks of 25
+    # Made, never sent: this test plays the worker, and kills its first run
+    # in its third chunk.
     job = IngestJob.objects.create(
         space=space,
         kind=import_jobs.GRAPH,
         idempotency_key="import_graph:resume",
         payload={"data": data},
-        progress={"done": 0, "total": 800},
+        progress={"done": 0, "total": 80},
     )
     real_import, calls = graph_import.import_graph, {"n": 0}
 
@@ -131,18 +136,18 @@ def test_a_job_whose_worker_died_resumes_where_its_last_chunk_committed(space, m
     with pytest.raises(KeyboardInterrupt):
         run_job(job.pk)
     job.refresh_from_db()
-    assert job.status == "running" and job.progress["done"] == 500
-    # Two chunks of 250 rows committed: every node and the first 100 edges.
-    assert counts_of(space) == (400, 500, 100)
+    assert job.status == "running" and job.progress["done"] == 50
+    # Two chunks of 25 rows committed: every node and the first 10 edges.
+    assert counts_of(space) == (40, 50, 10)
     monkeypatch.setattr(graph_import, "import_graph", real_import)
     # The lease runs out; the sweeper re-sends it and a worker resumes.
     IngestJob.objects.filter(pk=job.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
     assert outbox.sweep() == 1
     job.refresh_from_db()
     assert job.status == "done" and job.attempts == 2
-    assert counts_of(space) == (400, 800, 400)
-    assert job.result["counts"]["entities_added"] == 400
-    assert job.result["counts"]["relations_added"] == 400
+    assert counts_of(space) == (40, 80, 40)
+    assert job.result["counts"]["entities_added"] == 40
+    assert job.result["counts"]["relations_added"] == 40
 
 
 def test_a_large_export_imports_in_slices_as_one_import_would(api, space, client_for, monkeypatch):
@@ -202,7 +207,7 @@ def test_an_import_job_of_another_space_is_404(api, client_for):
 def test_a_long_history_backfill_is_stored_by_a_job(api, space):
     lines = [
         json.dumps({"session_id": f"h{i % 5}", "role": "user", "text": f"we planted tulip bed {i}"})
-        for i in range(1_050)
+        for i in range(120)
     ]
     args = {"jsonl": "\n".join(lines), "dry_run": False}
     response = api.post(
@@ -213,10 +218,10 @@ def test_a_long_history_backfill_is_stored_by_a_job(api, space):
     assert answer["job_id"] and answer["created"] == 0  # not stored in the request
     status = api.get(answer["status_url"]).json()
     assert status["kind"] == "import_history" and status["status"] == "done"
-    assert status["done"] == status["total"] == 1_050
-    assert status["result"]["created"] == 1_050
-    assert Turn.objects.filter(space=space).count() == 1_050
+    assert status["done"] == status["total"] == 120
+    assert status["result"]["created"] == 120
+    assert Turn.objects.filter(space=space).count() == 120
     # Again: every turn is found by its derived ref, none added.
     again = api.post("/api/v1/tools/memory_ingest_history", args, content_type="application/json")
-    assert api.get(again.json()["status_url"]).json()["result"]["existing"] == 1_050
-    assert Turn.objects.filter(space=space).count() == 1_050
+    assert api.get(again.json()["status_url"]).json()["result"]["existing"] == 120
+    assert Turn.objects.filter(space=space).count() == 120
