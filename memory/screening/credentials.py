@@ -67,7 +67,9 @@ SHAPES: list[Rule] = [
         r"hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/-]{20,})",
         find=checked("slack_webhook", lambda v: True, 1),
     ),
-    rule("stripe_key", _B + r"(?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})"),
+    rule(
+        "stripe_key", _B + r"(?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})"
+    ),
     rule("google_api_key", r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}" + _E),
     rule(
         "google_oauth",
@@ -85,7 +87,10 @@ SHAPES: list[Rule] = [
         find=checked("azure_key", lambda v: True, 1),
     ),
     # Entra ID (Azure AD) client secrets: three characters, a digit, "Q~".
-    rule("azure_key", r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
+    rule(
+        "azure_key",
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+    ),
     rule(
         "huggingface_token",
         _B + r"hf_[A-Za-z0-9]{30,}" + _E,
@@ -162,7 +167,11 @@ def _url_password(m: re.Match[str]) -> tuple[int, int, str] | None:
     if _placeholder(m.group("pw")):
         return None
     scheme = m.group("scheme").lower().removeprefix("jdbc:")
-    kind = "db_password" if scheme.split("+")[0] in DB_SCHEMES or scheme in DB_SCHEMES else "url_password"
+    kind = (
+        "db_password"
+        if scheme.split("+")[0] in DB_SCHEMES or scheme in DB_SCHEMES
+        else "url_password"
+    )
     return start, end, kind
 
 
@@ -227,12 +236,12 @@ _PROSE = frozenset(
 )
 _PLACEHOLDER = re.compile(
     r"""(?ix)^(?:
-        \$\{?[\w.:-]*\}?            # $VAR, ${VAR}
+        (?-i:\$[A-Z_][A-Z0-9_]*) | \$\{[^}]+\}   # $VAR, ${VAR}
       | %\(\w+\)s | \{\{.*\}\} | \{\w*\} | <[^>]*> | \[[^\]]*\]
       | [*x•.#_-]{3,}               # ***, xxxx, ...
       | null | none | nil | true | false | undefined | empty | redacted | hidden
       | masked | changeme | required | optional | string | str | int | env
-      | your[_-]?\w* | my[_-]?\w* | example\w* | placeholder | todo | tbd | n/?a
+      | your[_-]\w* | my[_-]\w* | example(?:[_-]\w*)? | placeholder | todo | tbd | n/?a
     )$"""
 )
 _CODE_REF = re.compile(
@@ -254,7 +263,11 @@ def key_kind(key: str) -> str | None:
     if m is None:
         return None
     before = key[: m.start()]
-    if before and before[-1] not in "_.-" and not (m.group(0)[0].isupper() and before[-1].islower()):
+    if (
+        before
+        and before[-1] not in "_.-"
+        and not (m.group(0)[0].isupper() and before[-1].islower())
+    ):
         if not before.isupper():  # PGPASSWORD, MYSQLPWD
             return None
     word = m.group(0).lower()

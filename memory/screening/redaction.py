@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from memory.screening import credentials, pii
-from memory.screening.rules import MARKER, Rule, apply
+from memory.screening.rules import Rule, apply
 
 # Order matters: whole structured secrets first (a PEM body, a JWT, a vendor
 # key), then passwords inside URLs and headers, then `key = value`, then
@@ -82,11 +82,20 @@ def redact(text: str, kinds: Collection[str] | None = None) -> str:
     return text
 
 
-def redact_json(value: Any, kinds: Collection[str] | None = None, *, _key: str = "") -> Any:
+def redact_json(
+    value: Any,
+    kinds: Collection[str] | None = None,
+    *,
+    keep_keys: Collection[str] = (),
+    _key: str = "",
+) -> Any:
     """`redact` every string of a JSON value, keys included. A string or
     number under a key named like a secret ("password", "client_secret",
-    "x-api-key") is replaced whole: no text around it says it is secret."""
+    "x-api-key") is replaced whole: no text around it says it is secret.
+    Values under `keep_keys` (identifiers, digests) are left as they are."""
     enabled = enabled_kinds() if kinds is None else kinds
+    if _key and _key in keep_keys:
+        return value
     if isinstance(value, str):
         kind = credentials.key_kind(_key) if _key else None
         if kind in enabled and credentials.looks_secret(value, mode="quoted"):
@@ -103,12 +112,9 @@ def redact_json(value: Any, kinds: Collection[str] | None = None, *, _key: str =
             new_key = redact(k, enabled) if isinstance(k, str) else k
             while new_key in out:  # two keys redacted alike must not overwrite each other
                 new_key = f"{new_key}~"
-            out[new_key] = redact_json(v, enabled, _key=k if isinstance(k, str) else "")
+            key = k if isinstance(k, str) else ""
+            out[new_key] = redact_json(v, enabled, keep_keys=keep_keys, _key=key)
         return out
     if isinstance(value, list | tuple):
-        return [redact_json(v, enabled, _key=_key) for v in value]
+        return [redact_json(v, enabled, keep_keys=keep_keys, _key=_key) for v in value]
     return value
-
-
-def has_marker(text: str) -> bool:
-    return bool(MARKER.search(text))
