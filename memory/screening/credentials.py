@@ -218,7 +218,7 @@ HEADERS: list[Rule] = [
 # --- key = value -------------------------------------------------------------------
 
 _KEYWORD = re.compile(
-    r"(?i)(?:pass(?:word|wd|phrase|code)?|pwd|secret|token|api[_-]?key|apikey|"
+    r"(?i)(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|api[_-]?key|apikey|"
     r"access[_-]?key|private[_-]?key|auth[_-]?key|subscription[_-]?key|master[_-]?key|"
     r"signing[_-]?key|encryption[_-]?key|credentials?)$"
 )
@@ -271,7 +271,7 @@ def key_kind(key: str) -> str | None:
         if not before.isupper():  # PGPASSWORD, MYSQLPWD
             return None
     word = m.group(0).lower()
-    return "password" if word.startswith(("pass", "pwd")) else "secret"
+    return "password" if word.startswith(("pass", "pw")) else "secret"
 
 
 def looks_secret(value: str, *, mode: str, followed_by: str = "") -> bool:
@@ -284,6 +284,8 @@ def looks_secret(value: str, *, mode: str, followed_by: str = "") -> bool:
         return False
     if mode != "quoted" and (followed_by[:1] in ("(", "[") or value.lower() in _PROSE):
         return False  # a call, a subscript or a word of a sentence
+    if re.fullmatch(r"![A-Za-z]+", value) and followed_by[:1] == " ":
+        return False  # a YAML tag (!vault, !Ref, !env) naming where the value is
     plain = re.fullmatch(r"[A-Za-z][a-z]*", value) is not None
     if mode == "is":
         return len(value) >= 4 and not plain
@@ -319,11 +321,11 @@ ASSIGNMENTS: list[Rule] = [
         kinds=("password", "secret"),
         pattern=re.compile(
             r"(?P<key>(?<![A-Za-z0-9_./-])[A-Za-z0-9_.-]{0,60}?"
-            r"(?i:pass(?:word|wd|phrase|code)?|pwd|secret|token|api[_-]?key|apikey|"
+            r"(?i:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|api[_-]?key|apikey|"
             r"access[_-]?key|private[_-]?key|auth[_-]?key|subscription[_-]?key|master[_-]?key|"
-            r"signing[_-]?key|encryption[_-]?key|credentials?))(?![A-Za-z0-9])[\"']?"
+            r"signing[_-]?key|encryption[_-]?key|credentials?))(?![A-Za-z0-9])(?:\\?[\"'])?"
             r"(?P<sep>\s*(?::=|=>|[:=])\s*|\s+(?i:is|was)\s+(?:(?i:set\s+to|now)\s+)?)"
-            r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{1,300})(?P=q)|(?P<v>[^\s\"'`,;&<>(){}\[\]]{1,300}))"
+            r"(?:(?P<q>\\?[\"'`])(?P<qv>[^\"'`\n]{1,300})(?P=q)|(?P<v>[^\s\"'`,;&<>(){}\[\]]{1,300}))"
         ),
         find=_assignment,
     ),
@@ -338,6 +340,14 @@ ASSIGNMENTS: list[Rule] = [
         r"(?<!\S)--(?:[a-z]+-)?(?:token|secret|api-key|apikey|access-key|auth-token)(?:=|\s+)"
         r"[\"']?([^\s\"'-][^\s\"']*)",
         find=checked("secret", lambda v: not _placeholder(v), 1),
+    ),
+    # Other languages: Passwort: ..., mot de passe : ..., contraseña: ..., пароль: ...
+    rule(
+        "password",
+        r"(?i)\b(?:passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|parola\s+d'ordine|"
+        r"wachtwoord|has[łl]o|пароль|パスワード|비밀번호|كلمة\s+المرور|पासवर्ड)"
+        r"\s*(?:[:：=]|\s(?:ist|est|es|é|является|は|है)\s)\s*[\"']?([^\s\"'，。,;；]+)",
+        find=checked("password", lambda v: not _placeholder(v) and bool(re.search(r"[\d\W_]", v)), 1),
     ),
     # Chinese: 密码：hunter2, 密码是hunter2, 口令为...
     rule(

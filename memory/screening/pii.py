@@ -15,8 +15,8 @@ from memory.screening import checksums
 from memory.screening.rules import Rule, checked, rule
 
 # Digits not glued to a longer number, word, path or version.
-_NB = r"(?<![A-Za-z0-9_+./\\-])"
-_NA = r"(?![A-Za-z0-9_/\\-]|[.,]\d)"
+_NB = r"(?<![A-Za-z0-9_+./\\-])(?<!\d[ .-])"
+_NA = r"(?![A-Za-z0-9_/\\-]|[.,]\d|[ .-]\d)"
 
 # --- e-mail ------------------------------------------------------------------------
 
@@ -30,7 +30,7 @@ def _email(value: str) -> bool:
 
 EMAIL = rule(
     "email",
-    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*[A-Za-z0-9_%+-]@"
+    r"(?<![A-Za-z0-9._%+-])(?<!://)[A-Za-z0-9._%+-]*[A-Za-z0-9_%+-]@"  # not a URL's user@host
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}"
     r"(?![A-Za-z0-9-]|\.[A-Za-z0-9]|:[\w~/.])",  # not an scp path (git@host:org/repo)
     find=checked("email", _email),
@@ -133,7 +133,7 @@ NATIONAL_IDS: list[Rule] = [
     # India: Aadhaar (12 digits, Verhoeff) grouped 4-4-4, or bare after its name.
     rule(
         "aadhaar",
-        r"(?<![\d-])[2-9]\d{3}([ -])\d{4}\1\d{4}(?![\d-])",
+        r"(?<![\d-])(?<!\d )[2-9]\d{3}([ -])\d{4}\1\d{4}(?![\d-]|[ -]\d)",
         find=checked("aadhaar", lambda v: checksums.verhoeff(re.sub(r"\D", "", v))),
     ),
     rule(
