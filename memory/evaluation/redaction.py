@@ -144,4 +144,3 @@ def evaluate_path(path: Path) -> Report:
 
 def per_kind(report: Report) -> list[tuple[str, int, int]]:
     return [(k, report.redacted[k], report.secrets[k]) for k in sorted(report.secrets)]
-

@@ -47,7 +47,11 @@ def _mixed(rng: random.Random, alphabet: str, n: int) -> str:
     generated keys have), so the value is not a word by chance."""
     while True:
         v = _s(rng, alphabet, n)
-        if any(c.isupper() for c in v) and any(c.islower() for c in v) and any(c.isdigit() for c in v):
+        if (
+            any(c.isupper() for c in v)
+            and any(c.islower() for c in v)
+            and any(c.isdigit() for c in v)
+        ):
             return v
 
 
@@ -249,7 +253,7 @@ def _pw_assign(rng: random.Random) -> tuple[str, list[str]]:
             "登录密码是{v}",
             "Passwort: {v}",
             "mot de passe : {v}",
-            "adminPassword = \"{v}\"",
+            'adminPassword = "{v}"',
             "PGPASSWORD={v} psql -h db",
             "passphrase: {v}",
             "<password>{v}</password>",
@@ -279,7 +283,7 @@ def _secret_assign(rng: random.Random) -> tuple[str, list[str]]:
             "ENCRYPTION_KEY={v}",
             "auth_token => '{v}'",
             "--api-key {v}",
-            "token = \"{v}\"",
+            'token = "{v}"',
             "TWILIO_AUTH_TOKEN=" + _s(rng, HEX, 32),
         ]
     )
@@ -290,30 +294,72 @@ def _secret_assign(rng: random.Random) -> tuple[str, list[str]]:
 
 def _db_url(rng: random.Random) -> tuple[str, list[str]]:
     pw = url_password(rng)
-    scheme = rng.choice(["postgres", "postgresql", "mysql", "mongodb+srv", "redis", "amqp", "mssql", "mariadb", "rediss"])
+    scheme = rng.choice(
+        [
+            "postgres",
+            "postgresql",
+            "mysql",
+            "mongodb+srv",
+            "redis",
+            "amqp",
+            "mssql",
+            "mariadb",
+            "rediss",
+        ]
+    )
     user = rng.choice(["app", "admin", "root", "svc_reporting", "", "deploy"])
-    host = rng.choice(["db.internal", "10.0.3.12", "cluster0.ab12c.mongodb.net", "localhost", "pg-prod.eu-west-1.rds.amazonaws.com"])
+    host = rng.choice(
+        [
+            "db.internal",
+            "10.0.3.12",
+            "cluster0.ab12c.mongodb.net",
+            "localhost",
+            "pg-prod.eu-west-1.rds.amazonaws.com",
+        ]
+    )
     port = rng.choice(["", ":5432", ":3306", ":6379", ":5672"])
-    return f"{scheme}://{user}:{pw}@{host}{port}/{rng.choice(['prod', 'app', '0', 'analytics'])}", [pw]
+    return f"{scheme}://{user}:{pw}@{host}{port}/{rng.choice(['prod', 'app', '0', 'analytics'])}", [
+        pw
+    ]
 
 
 def _url_auth(rng: random.Random) -> tuple[str, list[str]]:
     pw = url_password(rng)
     scheme = rng.choice(["https", "http", "ftp", "sftp", "smtp", "git+https"])
     user = rng.choice(FIRST)
-    return f"{scheme}://{user}:{pw}@{rng.choice(['files.example.com', 'git.example.org', 'mail.acme.io'])}/{rng.choice(['repo.git', 'inbox', 'uploads/'])}", [pw]
+    return (
+        f"{scheme}://{user}:{pw}@{rng.choice(['files.example.com', 'git.example.org', 'mail.acme.io'])}/{rng.choice(['repo.git', 'inbox', 'uploads/'])}",
+        [pw],
+    )
 
 
 def _basic(rng: random.Random) -> tuple[str, list[str]]:
     cred = base64.b64encode(f"{rng.choice(FIRST)}:{password(rng)}".encode()).decode()
-    return rng.choice(["Authorization: Basic {v}", "-H 'Authorization: Basic {v}'", '"authorization": "Basic {v}"']).format(v=cred), [cred]
+    return rng.choice(
+        [
+            "Authorization: Basic {v}",
+            "-H 'Authorization: Basic {v}'",
+            '"authorization": "Basic {v}"',
+        ]
+    ).format(v=cred), [cred]
 
 
 def _pem(rng: random.Random) -> tuple[str, list[str]]:
-    label = rng.choice(["RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY", "ENCRYPTED PRIVATE KEY"])
+    label = rng.choice(
+        [
+            "RSA PRIVATE KEY",
+            "PRIVATE KEY",
+            "EC PRIVATE KEY",
+            "OPENSSH PRIVATE KEY",
+            "ENCRYPTED PRIVATE KEY",
+        ]
+    )
     lines = [base64.b64encode(rng.randbytes(48)).decode() for _ in range(rng.randint(3, 8))]
     nl = rng.choice(["\n", "\\n"])
-    return f"-----BEGIN {label}-----{nl}{nl.join(lines)}{nl}-----END {label}-----", [lines[0], lines[-1]]
+    return f"-----BEGIN {label}-----{nl}{nl.join(lines)}{nl}-----END {label}-----", [
+        lines[0],
+        lines[-1],
+    ]
 
 
 def _card_cvv(rng: random.Random) -> tuple[str, list[str]]:
@@ -335,11 +381,19 @@ def _card_cvv(rng: random.Random) -> tuple[str, list[str]]:
 
 def _card_only(rng: random.Random) -> tuple[str, list[str]]:
     shown, _ = _card(rng)
-    return rng.choice(["card {v}", "{v}", "charged to {v} yesterday", "cc_number={v}"]).format(v=shown), [shown]
+    return rng.choice(["card {v}", "{v}", "charged to {v} yesterday", "cc_number={v}"]).format(
+        v=shown
+    ), [shown]
 
 
 MAKERS: dict[str, Maker] = {
-    "aws_key": _one(lambda r: "AKIA" + _s(r, UPPER_DIGITS, 16), "aws_access_key_id = {v}", "{v}", '"AccessKeyId": "{v}"', "key {v}"),
+    "aws_key": _one(
+        lambda r: "AKIA" + _s(r, UPPER_DIGITS, 16),
+        "aws_access_key_id = {v}",
+        "{v}",
+        '"AccessKeyId": "{v}"',
+        "key {v}",
+    ),
     "aws_secret": _one(
         lambda r: _mixed(r, B64, 40),
         "aws_secret_access_key = {v}",
@@ -356,9 +410,11 @@ MAKERS: dict[str, Maker] = {
         "export AWS_SESSION_TOKEN={v}",
     ),
     "github_token": _one(
-        lambda r: r.choice(["ghp_", "gho_", "ghs_", "ghu_"]) + _s(r, ALNUM, 36)
-        if r.random() < 0.7
-        else "github_pat_" + _s(r, ALNUM, 22) + "_" + _s(r, ALNUM, 59),
+        lambda r: (
+            r.choice(["ghp_", "gho_", "ghs_", "ghu_"]) + _s(r, ALNUM, 36)
+            if r.random() < 0.7
+            else "github_pat_" + _s(r, ALNUM, 22) + "_" + _s(r, ALNUM, 59)
+        ),
         "{v}",
         "GITHUB_TOKEN={v}",
         "git clone https://{v}@github.com/acme/app.git",
@@ -370,44 +426,92 @@ MAKERS: dict[str, Maker] = {
         "CI_JOB_TOKEN {v}",
     ),
     "slack_token": _one(
-        lambda r: f"xox{r.choice('bpa')}-{_s(r, string.digits, 11)}-{_s(r, string.digits, 12)}-{_s(r, ALNUM, 24)}",
+        lambda r: (
+            f"xox{r.choice('bpa')}-{_s(r, string.digits, 11)}-{_s(r, string.digits, 12)}-{_s(r, ALNUM, 24)}"
+        ),
         "{v}",
         "SLACK_BOT_TOKEN={v}",
     ),
     "slack_webhook": (
-        lambda r: (
-            lambda path: (f"https://hooks.slack.com/services/{path}", [path])
-        )(f"T{_s(r, UPPER_DIGITS, 8)}/B{_s(r, UPPER_DIGITS, 10)}/{_s(r, ALNUM, 24)}")
+        lambda r: (lambda path: (f"https://hooks.slack.com/services/{path}", [path]))(
+            f"T{_s(r, UPPER_DIGITS, 8)}/B{_s(r, UPPER_DIGITS, 10)}/{_s(r, ALNUM, 24)}"
+        )
     ),
     "stripe_key": _one(
-        lambda r: r.choice(["sk_live_", "sk_test_", "rk_live_", "whsec_"]) + _s(r, ALNUM, r.randint(24, 60)),
+        lambda r: (
+            r.choice(["sk_live_", "sk_test_", "rk_live_", "whsec_"])
+            + _s(r, ALNUM, r.randint(24, 60))
+        ),
         "{v}",
         "STRIPE_SECRET_KEY={v}",
         "stripe.api_key = '{v}'",
     ),
-    "google_api_key": _one(lambda r: "AIza" + _s(r, URLSAFE, 35), "{v}", "https://maps.googleapis.com/maps/api/geocode/json?address=x&key={v}", "GOOGLE_API_KEY={v}"),
+    "google_api_key": _one(
+        lambda r: "AIza" + _s(r, URLSAFE, 35),
+        "{v}",
+        "https://maps.googleapis.com/maps/api/geocode/json?address=x&key={v}",
+        "GOOGLE_API_KEY={v}",
+    ),
     "google_oauth": _one(
-        lambda r: "ya29." + _s(r, URLSAFE, r.randint(60, 150)) if r.random() < 0.6 else "GOCSPX-" + _s(r, URLSAFE, 28),
+        lambda r: (
+            "ya29." + _s(r, URLSAFE, r.randint(60, 150))
+            if r.random() < 0.6
+            else "GOCSPX-" + _s(r, URLSAFE, 28)
+        ),
         "{v}",
         "access token {v}",
     ),
     "azure_key": (
         lambda r: r.choice(
             [
-                lambda: (lambda k: (f"DefaultEndpointsProtocol=https;AccountName=acct{r.randint(1, 99)};AccountKey={k};EndpointSuffix=core.windows.net", [k]))(
-                    _mixed(r, B64, 86) + "=="
+                lambda: (
+                    lambda k: (
+                        f"DefaultEndpointsProtocol=https;AccountName=acct{r.randint(1, 99)};AccountKey={k};EndpointSuffix=core.windows.net",
+                        [k],
+                    )
+                )(_mixed(r, B64, 86) + "=="),
+                lambda: (
+                    lambda k: (
+                        f"Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey={k}",
+                        [k],
+                    )
+                )(_mixed(r, B64, 43) + "="),
+                lambda: (lambda k: (f"client secret {k}", [k]))(
+                    _s(r, ALNUM, 3) + str(r.randint(0, 9)) + "Q~" + _s(r, ALNUM + "_~.-", 34)
                 ),
-                lambda: (lambda k: (f"Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey={k}", [k]))(_mixed(r, B64, 43) + "="),
-                lambda: (lambda k: (f"client secret {k}", [k]))(_s(r, ALNUM, 3) + str(r.randint(0, 9)) + "Q~" + _s(r, ALNUM + "_~.-", 34)),
-                lambda: (lambda k: (f"https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&se=2025-01-01&sp=r&sig={k}", [k]))(_mixed(r, ALNUM, 40) + "%3D"),
+                lambda: (
+                    lambda k: (
+                        f"https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&se=2025-01-01&sp=r&sig={k}",
+                        [k],
+                    )
+                )(_mixed(r, ALNUM, 40) + "%3D"),
                 lambda: (lambda k: (f"Ocp-Apim-Subscription-Key: {k}", [k]))(_s(r, HEX, 32)),
             ]
         )()
     ),
-    "huggingface_token": _one(lambda r: "hf_" + _mixed(r, ALNUM, 34), "{v}", "HF_TOKEN={v}", "huggingface-cli login --token {v}"),
-    "npm_token": _one(lambda r: "npm_" + _s(r, ALNUM, 36), "{v}", "//registry.npmjs.org/:_authToken={v}", "NPM_TOKEN={v}"),
-    "pypi_token": _one(lambda r: "pypi-AgEIcHlwaS5vcmc" + _s(r, URLSAFE, r.randint(60, 160)), "{v}", "password = {v}", "TWINE_PASSWORD={v}"),
-    "sendgrid_key": _one(lambda r: "SG." + _s(r, URLSAFE, 22) + "." + _s(r, URLSAFE, 43), "{v}", "SENDGRID_API_KEY={v}"),
+    "huggingface_token": _one(
+        lambda r: "hf_" + _mixed(r, ALNUM, 34),
+        "{v}",
+        "HF_TOKEN={v}",
+        "huggingface-cli login --token {v}",
+    ),
+    "npm_token": _one(
+        lambda r: "npm_" + _s(r, ALNUM, 36),
+        "{v}",
+        "//registry.npmjs.org/:_authToken={v}",
+        "NPM_TOKEN={v}",
+    ),
+    "pypi_token": _one(
+        lambda r: "pypi-AgEIcHlwaS5vcmc" + _s(r, URLSAFE, r.randint(60, 160)),
+        "{v}",
+        "password = {v}",
+        "TWINE_PASSWORD={v}",
+    ),
+    "sendgrid_key": _one(
+        lambda r: "SG." + _s(r, URLSAFE, 22) + "." + _s(r, URLSAFE, 43),
+        "{v}",
+        "SENDGRID_API_KEY={v}",
+    ),
     "twilio_key": _one(lambda r: r.choice(["AC", "SK"]) + _s(r, HEX, 32), "{v}", "account sid {v}"),
     "openai_key": _one(
         lambda r: r.choice(
@@ -419,12 +523,22 @@ MAKERS: dict[str, Maker] = {
         )(),
         "{v}",
         "OPENAI_API_KEY={v}",
-        "openai.api_key = \"{v}\"",
+        'openai.api_key = "{v}"',
     ),
-    "anthropic_key": _one(lambda r: "sk-ant-api03-" + _s(r, URLSAFE, 93) + "AA", "{v}", "ANTHROPIC_API_KEY={v}", "x-api-key: {v}"),
+    "anthropic_key": _one(
+        lambda r: "sk-ant-api03-" + _s(r, URLSAFE, 93) + "AA",
+        "{v}",
+        "ANTHROPIC_API_KEY={v}",
+        "x-api-key: {v}",
+    ),
     "jwt": _one(_jwt, "{v}", "Authorization: Bearer {v}", "id_token={v}"),
     "private_key": _pem,
-    "bearer_token": _one(lambda r: _mixed(r, ALNUM + "._-", r.randint(24, 64)), "Authorization: Bearer {v}", "-H \"Authorization: Bearer {v}\"", "bearer {v}"),
+    "bearer_token": _one(
+        lambda r: _mixed(r, ALNUM + "._-", r.randint(24, 64)),
+        "Authorization: Bearer {v}",
+        '-H "Authorization: Bearer {v}"',
+        "bearer {v}",
+    ),
     "basic_auth": _basic,
     "db_password": _db_url,
     "url_password": _url_auth,
@@ -476,12 +590,12 @@ MAIN_CONTEXTS = [
 HELDOUT_CONTEXTS = [
     "FYI {s}",
     "> {s}\n> quoted from the ticket",
-    "log: ts={n} level=warn msg=\"using {s}\"",
+    'log: ts={n} level=warn msg="using {s}"',
     "मेरी जानकारी: {s} धन्यवाद",
     "メモ：{s}",
     "Step 3 — paste `{s}` into the form 👨‍👩‍👧",
     '[{{"k": {j}}}]',
-    "Ticket #{n}: customer wrote \"{s}\" in the chat",
+    'Ticket #{n}: customer wrote "{s}" in the chat',
     "(from Slack) {s} — don't lose it",
     "```\n{s}\n```",
 ]
@@ -493,7 +607,12 @@ def _embed(rng: random.Random, contexts: list[str], snippet: str) -> str:
         snippet = snippet.replace("{first}", rng.choice(FIRST).capitalize())
     if "\n" in snippet and ("{j}" in ctx):
         ctx = "{s}"
-    return ctx.format(s=snippet, j=json.dumps(snippet, ensure_ascii=False), d=rng.randint(1, 9), n=rng.randint(100, 99999))
+    return ctx.format(
+        s=snippet,
+        j=json.dumps(snippet, ensure_ascii=False),
+        d=rng.randint(1, 9),
+        n=rng.randint(100, 99999),
+    )
 
 
 # --- look-alikes ------------------------------------------------------------------------
@@ -552,7 +671,7 @@ CODE = [
     "sk_live keys must never be committed",
     "git clone git@github.com:acme/engram.git",
     "npm install lodash@4.17.21 @types/node@20.11.5",
-    "<img src=\"icon@2x.png\">",
+    '<img src="icon@2x.png">',
     "@app.route('/login', methods=['POST'])",
     "ssh deploy@10.0.0.5 -p 2222",
     "arn:aws:iam::123456789012:role/ReadOnly",
@@ -567,25 +686,65 @@ def _lookalike(rng: random.Random) -> tuple[str, str]:
         ("uuid", lambda: str(uuid.UUID(bytes=rng.randbytes(16), version=4))),
         ("uuid", lambda: str(uuid.UUID(bytes=rng.randbytes(16), version=4)).upper()),
         ("sha256", lambda: hashlib.sha256(rng.randbytes(8)).hexdigest()),
-        ("sha1", lambda: "commit " + hashlib.sha1(rng.randbytes(8)).hexdigest()),  # noqa: S324
-        ("md5", lambda: "md5 " + hashlib.md5(rng.randbytes(8)).hexdigest()),  # noqa: S324
-        ("git_sha", lambda: "fixed in " + hashlib.sha1(rng.randbytes(8)).hexdigest()[: rng.choice([7, 8, 10, 12])]),  # noqa: S324
+        ("sha1", lambda: "commit " + hashlib.sha1(rng.randbytes(8)).hexdigest()),
+        ("md5", lambda: "md5 " + hashlib.md5(rng.randbytes(8)).hexdigest()),
+        (
+            "git_sha",
+            lambda: (
+                "fixed in "
+                + hashlib.sha1(rng.randbytes(8)).hexdigest()[: rng.choice([7, 8, 10, 12])]
+            ),
+        ),
         ("docker_digest", lambda: "image@sha256:" + hashlib.sha256(rng.randbytes(8)).hexdigest()),
         ("base64", lambda: base64.b64encode(rng.randbytes(rng.randint(12, 120))).decode()),
         ("base64", lambda: "data:image/png;base64," + base64.b64encode(rng.randbytes(60)).decode()),
         ("base64", lambda: json.dumps({"data": base64.b64encode(rng.randbytes(30)).decode()})),
         ("version", lambda: f"v{rng.randint(0, 20)}.{rng.randint(0, 40)}.{rng.randint(0, 99)}"),
-        ("version", lambda: f"Python {rng.randint(2, 3)}.{rng.randint(6, 13)}.{rng.randint(0, 19)}"),
-        ("version", lambda: f"{rng.randint(1, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 9)}-rc.{rng.randint(1, 5)}"),
+        (
+            "version",
+            lambda: f"Python {rng.randint(2, 3)}.{rng.randint(6, 13)}.{rng.randint(0, 19)}",
+        ),
+        (
+            "version",
+            lambda: (
+                f"{rng.randint(1, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 9)}-rc.{rng.randint(1, 5)}"
+            ),
+        ),
         ("version", lambda: f"node@{rng.randint(14, 22)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}"),
-        ("date", lambda: f"{rng.randint(1990, 2030)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"),
-        ("date", lambda: f"{rng.randint(1, 28):02d}/{rng.randint(1, 12):02d}/{rng.randint(1990, 2030)} {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"),
-        ("date", lambda: f"{rng.randint(1, 28):02d}.{rng.randint(1, 12):02d}.{rng.randint(1990, 2030)}"),
-        ("timestamp", lambda: f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T0{rng.randint(0, 9)}:{rng.randint(10, 59)}:{rng.randint(10, 59)}.{d(6)}+00:00"),
+        (
+            "date",
+            lambda: f"{rng.randint(1990, 2030)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+        ),
+        (
+            "date",
+            lambda: (
+                f"{rng.randint(1, 28):02d}/{rng.randint(1, 12):02d}/{rng.randint(1990, 2030)} {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
+            ),
+        ),
+        (
+            "date",
+            lambda: f"{rng.randint(1, 28):02d}.{rng.randint(1, 12):02d}.{rng.randint(1990, 2030)}",
+        ),
+        (
+            "timestamp",
+            lambda: (
+                f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T0{rng.randint(0, 9)}:{rng.randint(10, 59)}:{rng.randint(10, 59)}.{d(6)}+00:00"
+            ),
+        ),
         ("timestamp", lambda: f"ts={rng.randint(1600000000, 1800000000)}"),
         ("timestamp", lambda: f"created_ms: {rng.randint(1600000000000, 1800000000000)}"),
-        ("ip", lambda: f"{rng.randint(1, 223)}.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"),
-        ("ip", lambda: f"fe80::{_s(rng, HEX, 4)}:{_s(rng, HEX, 4)}:{_s(rng, HEX, 4)}:{_s(rng, HEX, 4)}"),
+        (
+            "ip",
+            lambda: (
+                f"{rng.randint(1, 223)}.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(1, 254)}"
+            ),
+        ),
+        (
+            "ip",
+            lambda: (
+                f"fe80::{_s(rng, HEX, 4)}:{_s(rng, HEX, 4)}:{_s(rng, HEX, 4)}:{_s(rng, HEX, 4)}"
+            ),
+        ),
         ("mac", lambda: ":".join(_s(rng, HEX, 2) for _ in range(6))),
         ("number", lambda: f"{rng.randint(1, 999)},{d(3)},{d(3)}.{d(2)} USD"),
         ("number", lambda: f"pi is about 3.{d(12)}"),
@@ -602,13 +761,46 @@ def _lookalike(rng: random.Random) -> tuple[str, str]:
         ("account_id", lambda: f"arn:aws:s3:::{rng.choice(WORDS)}-{d(12)}/logs"),
         ("port", lambda: f"listening on 0.0.0.0:{rng.randint(1024, 65535)}"),
         ("hex_color", lambda: f"color: #{_s(rng, HEX, 6)}"),
-        ("semver_range", lambda: f"requires >={rng.randint(1, 5)}.{rng.randint(0, 9)},<{rng.randint(6, 9)}.0"),
+        (
+            "semver_range",
+            lambda: f"requires >={rng.randint(1, 5)}.{rng.randint(0, 9)},<{rng.randint(6, 9)}.0",
+        ),
         ("prose", lambda: rng.choice(PROSE)),
         ("code", lambda: rng.choice(CODE)),
-        ("emoji", lambda: rng.choice(["👨‍👩‍👧‍👦 family time", "🏳️‍🌈 pride", "👍🏽 sounds good", "🇩🇪🇫🇷 trip", "❤️‍🔥 love it", "🧑🏿‍💻 coding"])),
-        ("other_text", lambda: rng.choice(["Ich wohne in Köln seit 2019.", "Je préfère le thé vert.", "我住在上海，电话坏了。", "मैं दिल्ली में रहता हूँ", "أنا أحب القهوة", "東京は雨です。", "Привет, как дела?"])),
+        (
+            "emoji",
+            lambda: rng.choice(
+                [
+                    "👨‍👩‍👧‍👦 family time",
+                    "🏳️‍🌈 pride",
+                    "👍🏽 sounds good",
+                    "🇩🇪🇫🇷 trip",
+                    "❤️‍🔥 love it",
+                    "🧑🏿‍💻 coding",
+                ]
+            ),
+        ),
+        (
+            "other_text",
+            lambda: rng.choice(
+                [
+                    "Ich wohne in Köln seit 2019.",
+                    "Je préfère le thé vert.",
+                    "我住在上海，电话坏了。",
+                    "मैं दिल्ली में रहता हूँ",
+                    "أنا أحب القهوة",
+                    "東京は雨です。",
+                    "Привет, как дела?",
+                ]
+            ),
+        ),
         ("slug", lambda: f"sk-{rng.choice(WORDS)}-{rng.choice(WORDS)}-{rng.randint(1, 99)}"),
-        ("k8s_name", lambda: f"pod/api-{_s(rng, HEX, 10)}-{_s(rng, string.ascii_lowercase + string.digits, 5)}"),
+        (
+            "k8s_name",
+            lambda: (
+                f"pod/api-{_s(rng, HEX, 10)}-{_s(rng, string.ascii_lowercase + string.digits, 5)}"
+            ),
+        ),
     ]
     what, make = rng.choice(choices)
     return what, make()
@@ -617,9 +809,15 @@ def _lookalike(rng: random.Random) -> tuple[str, str]:
 def _bad_luhn(rng: random.Random) -> str:
     while True:
         digits = rng.choice(["4", "5", "37", "6011"]) + _s(rng, string.digits, 12)
-        digits = digits[:16] if len(digits) >= 16 else digits + _s(rng, string.digits, 16 - len(digits))
+        digits = (
+            digits[:16] if len(digits) >= 16 else digits + _s(rng, string.digits, 16 - len(digits))
+        )
         if not checksums.luhn(digits):
-            return f"tracking number {digits}" if rng.random() < 0.5 else " ".join(digits[i : i + 4] for i in range(0, 16, 4))
+            return (
+                f"tracking number {digits}"
+                if rng.random() < 0.5
+                else " ".join(digits[i : i + 4] for i in range(0, 16, 4))
+            )
 
 
 def _bad_iban(rng: random.Random) -> str:
@@ -645,7 +843,9 @@ LOOKALIKE_CONTEXTS = [
 ]
 
 
-def generate(*, seed: int, secrets_per_kind: int, lookalikes: int, contexts: list[str]) -> list[dict[str, object]]:
+def generate(
+    *, seed: int, secrets_per_kind: int, lookalikes: int, contexts: list[str]
+) -> list[dict[str, object]]:
     rng = random.Random(seed)
     rows: list[dict[str, object]] = []
     for kind, make in MAKERS.items():
@@ -655,7 +855,13 @@ def generate(*, seed: int, secrets_per_kind: int, lookalikes: int, contexts: lis
     for _ in range(lookalikes):
         what, text = _lookalike(rng)
         ctx = rng.choice(LOOKALIKE_CONTEXTS)
-        rows.append({"text": ctx.format(s=text, j=json.dumps(text, ensure_ascii=False)), "kind": f"lookalike:{what}", "values": []})
+        rows.append(
+            {
+                "text": ctx.format(s=text, j=json.dumps(text, ensure_ascii=False)),
+                "kind": f"lookalike:{what}",
+                "values": [],
+            }
+        )
     return rows
 
 
@@ -667,7 +873,9 @@ def write(path: Path, rows: list[dict[str, object]]) -> None:
 
 def main() -> None:
     write(MAIN, generate(seed=17, secrets_per_kind=30, lookalikes=1100, contexts=MAIN_CONTEXTS))
-    write(HELDOUT, generate(seed=1717, secrets_per_kind=8, lookalikes=300, contexts=HELDOUT_CONTEXTS))
+    write(
+        HELDOUT, generate(seed=1717, secrets_per_kind=8, lookalikes=300, contexts=HELDOUT_CONTEXTS)
+    )
 
 
 if __name__ == "__main__":

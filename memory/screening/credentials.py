@@ -347,7 +347,9 @@ ASSIGNMENTS: list[Rule] = [
         r"(?i)\b(?:passwort|kennwort|mot\s+de\s+passe|contrase[ñn]a|senha|parola\s+d'ordine|"
         r"wachtwoord|has[łl]o|пароль|パスワード|비밀번호|كلمة\s+المرور|पासवर्ड)"
         r"\s*(?:[:：=]|\s(?:ist|est|es|é|является|は|है)\s)\s*[\"']?([^\s\"'，。,;；]+)",
-        find=checked("password", lambda v: not _placeholder(v) and bool(re.search(r"[\d\W_]", v)), 1),
+        find=checked(
+            "password", lambda v: not _placeholder(v) and bool(re.search(r"[\d\W_]", v)), 1
+        ),
     ),
     # Chinese: 密码：hunter2, 密码是hunter2, 口令为...
     rule(

@@ -53,7 +53,9 @@ class Command(BaseCommand):
     def _print(self, path: Path, report: redaction.Report, took: float, n: int) -> None:
         out = self.stdout.write
         secrets, looks = sum(report.secrets.values()), sum(report.lookalikes.values())
-        out(f"== {path.name}: {n} lines, {took * 1000:.0f} ms ({took * 1e6 / max(n, 1):.0f} µs a line)")
+        out(
+            f"== {path.name}: {n} lines, {took * 1000:.0f} ms ({took * 1e6 / max(n, 1):.0f} µs a line)"
+        )
         out(f"{'kind':<20} {'redacted':>8} {'of':>5} {'recall':>7}")
         for kind, hit, total in redaction.per_kind(report):
             out(f"{kind:<20} {hit:>8} {total:>5} {hit / total:>7.3f}")

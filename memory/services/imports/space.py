@@ -178,9 +178,9 @@ def _sessions(
 
 
 def _redacted_uid(it: dict[str, Any], where: str) -> str:
-    created = _dt(it.get("created_at"), field_name=f"{where}.created_at")
+    created = _req_dt(it.get("created_at"), field_name=f"{where}.created_at")
     probe = MemoryItem(
-        created_at=created.astimezone(UTC) if created else None,
+        created_at=created.astimezone(UTC),
         kind=it.get("kind") or MemoryItem.Kind.FACT,
         text=str(it.get("text") or ""),
         subject=str(it.get("subject") or "")[:200],
