@@ -178,7 +178,9 @@ def _sessions(
 
 
 def _redacted_uid(it: dict[str, Any], where: str) -> str:
-    created = _req_dt(it.get("created_at"), field_name=f"{where}.created_at")
+    created = _dt(it.get("created_at"), field_name=f"{where}.created_at")
+    if created is None:
+        return ""  # not importable anyway: the item's own checks name the field
     probe = MemoryItem(
         created_at=created.astimezone(UTC),
         kind=it.get("kind") or MemoryItem.Kind.FACT,
