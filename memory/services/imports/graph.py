@@ -16,7 +16,7 @@ from django.db import transaction
 
 from memory.errors import Invalid
 from memory.models import Entity, MemoryItem, Relation, Space
-from memory.screening import screen
+from memory.screening import redact_json, screen
 from memory.services import audit, graph
 from memory.services.imports.chunks import CHUNK, pause_between_chunks
 from memory.services.pipeline.candidates import content_hash
@@ -284,6 +284,9 @@ def import_graph(
     back and the counts are what a real run would do."""
     nodes, edges = _validate(dump)
     _check_rows(nodes, edges)
+    # Node names and properties become entities and facts: redacted first
+    # (deterministic, so the ids edges name still match).
+    nodes, edges = redact_json(nodes), redact_json(edges)
     report = GraphImportReport(dry_run=dry_run, counts=Counter(counts or {}))
     importer = _Importer(space=space, nodes=nodes, report=report)
     rows: list[tuple[str, dict[str, Any]]] = [("node", n) for n in nodes]
