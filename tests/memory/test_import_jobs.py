@@ -225,3 +225,37 @@ def test_a_long_history_backfill_is_stored_by_a_job(api, space):
     again = api.post("/api/v1/tools/memory_ingest_history", args, content_type="application/json")
     assert api.get(again.json()["status_url"]).json()["result"]["existing"] == 120
     assert Turn.objects.filter(space=space).count() == 120
+
+
+SECRET = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+
+
+def test_no_secret_waits_in_a_job_row(api, space, django_capture_on_commit_callbacks):
+    data = dump(60)
+    data["nodes"][7]["description"] = f"billing uses {SECRET}"
+    export = {"format": "engram.space", "version": 1, "sessions": [], "items": []}
+    history_line = {"session_id": "p", "role": "user", "text": f"my key is {SECRET}"}
+    # Jobs made but not yet run: what sits in the database meanwhile.
+    with django_capture_on_commit_callbacks(execute=False):
+        api.post("/api/v1/import/graph", data, content_type="application/json")
+        api.post(
+            "/api/v1/import?background=true",
+            {**export, "note": SECRET},
+            content_type="application/json",
+        )
+        api.post(
+            "/api/v1/tools/memory_ingest_history",
+            {"jsonl": json.dumps(history_line), "dry_run": False, "background": True},
+            content_type="application/json",
+        )
+    rows = list(IngestJob.objects.filter(kind__startswith="import_"))
+    assert len(rows) == 3
+    for job in rows:
+        stored = json.dumps(job.payload)
+        assert SECRET not in stored, (job.kind, stored[:300])
+        # Waiting (redacted), or already run and emptied.
+        assert "[REDACTED:stripe_key]" in stored or (job.status == "done" and job.payload == {})
+    # The history payload as stored: each line redacted, its derived ref kept.
+    redacted = import_jobs._redacted(import_jobs.HISTORY, {"jsonl": json.dumps(history_line)})
+    line = json.loads(redacted["jsonl"])
+    assert SECRET not in redacted["jsonl"] and line["ref"].startswith("bf:")

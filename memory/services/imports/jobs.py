@@ -12,6 +12,7 @@ dropped (a dead job keeps it, for a retry)."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 import uuid
 from collections import Counter
@@ -25,7 +26,9 @@ from django.utils import timezone
 
 from memory.errors import NotFound
 from memory.models import IngestJob, Space
+from memory.screening import redact, redact_json
 from memory.services import audit, outbox
+from memory.services.export import HASH_KEYS
 from memory.services.imports import graph as graph_import
 from memory.services.imports import history
 from memory.services.imports import space as space_import
@@ -48,6 +51,31 @@ def handles(job: IngestJob) -> bool:
     return job.kind in KINDS
 
 
+def _redacted(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The payload as the import itself would redact it: the job row is a
+    write like any other, and no secret reaches the database, not even
+    waiting to be imported. Redaction is idempotent, so the import's own
+    pass changes nothing more."""
+    if kind == SPACE:
+        return dict(redact_json(data, keep_keys=HASH_KEYS))
+    if kind == HISTORY:
+        lines, seen = [], Counter[str]()
+        for line in str(data.get("jsonl", "")).splitlines():
+            try:
+                raw = json.loads(line)
+                if not isinstance(raw, dict):
+                    raise ValueError("not an object")
+                # A line without a ref gets the one backfill derives from its
+                # text as sent, so the turn is the same one a backfill in the
+                # request stores (found, not added twice, on a rerun).
+                raw["ref"] = history.parse_line(raw, seen).ref
+                lines.append(json.dumps(redact_json(raw), ensure_ascii=False))
+            except ValueError:
+                lines.append(redact(line))  # a bad line stays bad, without its secrets
+        return {"jsonl": "\n".join(lines)}
+    return dict(redact_json(data))
+
+
 def start(
     *, space: Space, kind: str, data: dict[str, Any], total: int, **options: Any
 ) -> IngestJob:
@@ -57,7 +85,7 @@ def start(
             space=space,
             kind=kind,
             idempotency_key=f"{kind}:{uuid.uuid4().hex}",
-            payload={"data": data, **options},
+            payload={"data": _redacted(kind, data), **options},
             progress={"done": 0, "total": total},
         )
         outbox.enqueue_on_commit([job.pk])
