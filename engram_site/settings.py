@@ -19,6 +19,7 @@ from engram_site.env import (
     env_list,
     env_str,
 )
+from engram_site.ratelimit import parse_rate
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("ENGRAM_DATA_DIR", str(BASE_DIR / "data"))).resolve()
@@ -179,6 +180,39 @@ else:
         "polling_interval": env_float("ENGRAM_BROKER_POLL_SECONDS", 0.05, minimum=0.001),
     }
 CELERY_TASK_ALWAYS_EAGER = env_bool("ENGRAM_CELERY_EAGER", False)
+
+# --- Cache and rate limits ---------------------------------------------------------
+# Shared by every process: Redis when there is one, otherwise a small SQLite
+# file of its own in the data directory (engram_site/cache.py says why not
+# Django's file or database cache).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "engram",
+            # Short: when Redis is away the limiter lets requests through
+            # (engram_site/ratelimit.py), and should not hold them first.
+            "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "engram_site.cache.SQLiteCache",
+            "LOCATION": str(DATA_DIR / "cache.sqlite3"),
+        }
+    }
+RATE_LIMIT_CACHE = "default"
+# Requests per API key, and per client address for requests without a valid
+# key (engram_site/ratelimit.py). On by default at limits no agent reaches by
+# talking (a few requests a turn) but a runaway loop or a key-guessing flood
+# does; over them the API answers 429 with Retry-After.
+RATE_LIMIT = parse_rate("ENGRAM_RATE_LIMIT", env_str("ENGRAM_RATE_LIMIT", "1200/min"))
+RATE_LIMIT_ANONYMOUS = parse_rate(
+    "ENGRAM_RATE_LIMIT_ANONYMOUS", env_str("ENGRAM_RATE_LIMIT_ANONYMOUS", "120/min")
+)
+
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
 # --- Memory behaviour ---------------------------------------------------------------
