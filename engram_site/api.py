@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI, Swagger
@@ -75,6 +76,9 @@ class StrictJsonParser(Parser):
             raise BodyError(
                 f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
             ) from None
+        except RecursionError:  # deeper than Python's parser goes
+            raise BodyError(_too_deep()) from None
+        _check_depth(data)
         if "\\u0000" in text.lower():
             where = _nul_path(data)
             if where is not None:
@@ -83,6 +87,33 @@ class StrictJsonParser(Parser):
                     status=422,
                 )
         return cast(dict[str, Any], data)
+
+
+def _too_deep() -> str:
+    limit = settings.MAX_JSON_DEPTH
+    return (
+        f"the body nests objects and arrays more than {limit} levels deep; the limit is "
+        f"{limit} (ENGRAM_MAX_JSON_DEPTH)"
+    )
+
+
+def _check_depth(data: Any) -> None:
+    """Refuse bodies nested deeper than ENGRAM_MAX_JSON_DEPTH: every part of
+    Engram that walks a body (screening, redaction, export) recurses, and
+    no real turn, fact or import nests anywhere near the limit."""
+    level = [data]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > settings.MAX_JSON_DEPTH:
+            raise BodyError(_too_deep())
+        level = [
+            child
+            for value in level
+            if isinstance(value, (dict, list))
+            for child in (value.values() if isinstance(value, dict) else value)
+            if isinstance(child, (dict, list))
+        ]
 
 
 def _nul_path(value: Any, path: str = "") -> str | None:
