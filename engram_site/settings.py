@@ -44,6 +44,30 @@ DEBUG = env_bool("ENGRAM_DEBUG", False)
 ALLOWED_HOSTS = env_list("ENGRAM_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("ENGRAM_CSRF_TRUSTED_ORIGINS", [])
 
+# --- Production: HTTPS behind a TLS-terminating proxy ---------------------------------
+# ENGRAM_PRODUCTION=1 turns each of these on; each has its own variable to
+# turn it back off. The proxy must set X-Forwarded-Proto (and strip it from
+# what clients send), which is how Django knows a request came in over HTTPS.
+PRODUCTION = env_bool("ENGRAM_PRODUCTION", False)
+if env_bool("ENGRAM_BEHIND_TLS_PROXY", PRODUCTION):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("ENGRAM_SSL_REDIRECT", PRODUCTION)
+# Health checks come from inside the host or container, over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^api/v1/health$"]
+SECURE_HSTS_SECONDS = env_int("ENGRAM_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("ENGRAM_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = env_bool("ENGRAM_HSTS_PRELOAD", PRODUCTION)
+SESSION_COOKIE_SECURE = env_bool("ENGRAM_SECURE_COOKIES", PRODUCTION)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Content-Security-Policy of every HTML page (dashboard, admin, API docs):
+# engram_site/middleware.py. "off" sends none.
+CONTENT_SECURITY_POLICY = env_str(
+    "ENGRAM_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; "
+    "base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -73,6 +97,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "engram_site.middleware.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
