@@ -5,12 +5,14 @@ still answering over plain HTTP, and a Content-Security-Policy on HTML."""
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from django.conf import settings
 from django.test import Client
 
@@ -43,6 +45,30 @@ def test_check_deploy_is_clean_in_the_production_environment(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no issues" in done.stdout
+
+
+def _compose_web_env() -> dict[str, str]:
+    """The web service's environment in docker-compose.yml, with ${VAR:-default}
+    taken at its default and the required secret key made up."""
+    compose = yaml.safe_load(Path(settings.BASE_DIR, "docker-compose.yml").read_text())
+    env = {}
+    for name, value in compose["services"]["web"]["environment"].items():
+        text = str(value)
+        match = re.fullmatch(r"\$\{(\w+)(:-|:\?)(.*)\}", text)
+        if match and match.group(2) == ":-":
+            text = match.group(3)
+        elif match:
+            text = secrets.token_urlsafe(50)
+        env[name] = text
+    return env
+
+
+def test_check_deploy_is_clean_with_the_compose_files_environment(tmp_path):
+    env = _compose_web_env()
+    assert env["ENGRAM_PRODUCTION"] == "true"
+    env.pop("ENGRAM_DATA_DIR")  # /data in the container
+    done = check_deploy(tmp_path, env)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_check_deploy_warns_without_it(tmp_path):
