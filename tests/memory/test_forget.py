@@ -216,7 +216,23 @@ def test_forget_everything_leaves_nothing_of_the_space(api, space, client_for, t
     remember(other, text="The other space keeps its cat facts")
     other_space = Space.objects.get(name="other-space")
 
-    assert forget_call(api, everything=True, confirm=space.name).json()["forgotten"] > 10
+    wiped = forget_call(api, everything=True, confirm=space.name).json()
+    assert wiped["forgotten"] > 10
+    report = wiped["verification"]
+    assert report["verified"] is True and report["found"] == 0
+    places = {(c["place"], c["name"]) for c in report["checked"]}
+    assert ("table", "memory_turn") in places and ("vectors", "memory_memoryvector") in places
+    assert {c["place"] for c in report["checked"]} >= {"table", "vectors", "cache", "mirror"}
+
+    # The one row the space keeps: that it was wiped, by whom, how many rows;
+    # nothing of what they held.
+    (event,) = AuditEvent.objects.filter(space=space)
+    assert (event.action, event.target_type) == ("wipe", "space")
+    assert event.detail["rows"] == wiped["forgotten"]
+    assert event.detail["tables"]["memory.Turn"] == 2
+    dumped = str(event.detail)
+    for secret in ("Priya", "Pune", "Anna", "Miso", "pnpm", "deploy"):
+        assert secret not in dumped
 
     for model in _space_models():
         field = model._meta.get_field("space")
@@ -224,7 +240,10 @@ def test_forget_everything_leaves_nothing_of_the_space(api, space, client_for, t
             continue
         if model._meta.label == "memory.ApiKey":
             continue
-        left = model.objects.filter(space=space).count()
+        rows = model.objects.filter(space=space)
+        if model is AuditEvent:
+            rows = rows.exclude(pk=event.pk)
+        left = rows.count()
         assert left == 0, f"{model._meta.label} still has {left} rows of the space"
     assert not CoreBlockVersion.objects.filter(block__space=space).exists()
     for target in ("item", "turn", "summary"):
