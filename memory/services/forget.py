@@ -163,15 +163,25 @@ def _scrub_audit(*, space: Space, item_ids: set[int], texts: list[str]) -> int:
     return scrubbed
 
 
-def _scrub_admin_log(texts: list[str]) -> int:
-    """The admin's change log names objects by their text (str(obj)); a
-    forgotten fact edited or deleted there must not live on in it."""
+def _scrub_admin_log(
+    texts: list[str], *, model: type[models.Model] | None = None, ids: Iterable[int] = ()
+) -> int:
+    """The admin's change log names objects by their text (str(obj), cut to
+    200 characters); a forgotten fact edited there must not live on in it.
+    Entries of the deleted rows (`model`, `ids`) go whatever they say."""
     if not apps.is_installed("django.contrib.admin"):
         return 0
     from django.contrib.admin.models import LogEntry
+    from django.contrib.contenttypes.models import ContentType
 
-    needles = forget_verify.needles_of(texts)
     scrubbed = 0
+    keys = [str(i) for i in ids]
+    if model is not None and keys:
+        kind = ContentType.objects.get_for_model(model)
+        scrubbed += LogEntry.objects.filter(content_type=kind, object_id__in=keys).update(
+            object_repr=_SCRUBBED_LOG, change_message=_SCRUBBED_LOG
+        )
+    needles = forget_verify.needles_of(texts)
     for needle in needles:
         scrubbed += LogEntry.objects.filter(object_repr__contains=needle).update(
             object_repr=_SCRUBBED_LOG
@@ -243,7 +253,7 @@ def _hard_delete_items(*, space: Space, items: list[MemoryItem], actor: str) -> 
         Belief.objects.filter(pk__in=belief_ids, evidence=None).delete()
         Entity.objects.filter(pk__in=_orphan_entities(space=space, candidates=entity_ids)).delete()
         _scrub_audit(space=space, item_ids=ids, texts=needles)
-        _scrub_admin_log(texts)
+        _scrub_admin_log(texts, model=MemoryItem, ids=ids)
         _remove_lines_from_core(space=space, texts=texts, actor=actor, hard=True)
         audit.record(
             space=space,
@@ -276,7 +286,7 @@ def _hard_delete_conversation(
             with transaction.atomic():
                 removed += model.objects.filter(pk__in=doomed).delete()[1].get(model._meta.label, 0)
                 _scrub_audit(space=space, item_ids=set(), texts=list(doomed.values()))
-                _scrub_admin_log(list(doomed.values()))
+                _scrub_admin_log(list(doomed.values()), model=model, ids=doomed)
             deleted.setdefault(target, set()).update(doomed)
             texts += doomed.values()
     return removed

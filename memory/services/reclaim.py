@@ -25,7 +25,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,13 @@ def _pg_vacuum(tables: Iterable[str]) -> list[str]:
     return names
 
 
+def _failed(exc: DatabaseError) -> dict[str, Any]:
+    # The rows are already gone (committed); failing to reclaim their space
+    # must not turn the forget into an error. The report says so instead.
+    log.exception("reclaiming space after a forget failed")
+    return {"database": connection.vendor, "done": False, "reason": str(exc)[:200]}
+
+
 def after_hard_forget(*, fts_tables: Iterable[str], tables: Iterable[str]) -> dict[str, Any]:
     """Reclaim after a hard forget. `fts_tables`: the SQLite FTS5 tables whose
     content rows were deleted; `tables`: the model tables that lost or
@@ -92,6 +99,13 @@ def after_hard_forget(*, fts_tables: Iterable[str], tables: Iterable[str]) -> di
     skipped = _skipped()
     if skipped:
         return {"database": connection.vendor, **skipped}
+    try:
+        return _after_hard_forget(fts_tables=fts_tables, tables=tables)
+    except DatabaseError as exc:
+        return _failed(exc)
+
+
+def _after_hard_forget(*, fts_tables: Iterable[str], tables: Iterable[str]) -> dict[str, Any]:
     if connection.vendor == "sqlite":
         optimized = _sqlite_optimize(fts_tables)
         return {"database": "sqlite", "done": True, "fts_merged": optimized, **_sqlite_checkpoint()}
@@ -105,6 +119,13 @@ def after_wipe(*, fts_tables: Iterable[str], tables: Iterable[str]) -> dict[str,
     skipped = _skipped()
     if skipped:
         return {"database": connection.vendor, **skipped}
+    try:
+        return _after_wipe(fts_tables=fts_tables, tables=tables)
+    except DatabaseError as exc:
+        return _failed(exc)
+
+
+def _after_wipe(*, fts_tables: Iterable[str], tables: Iterable[str]) -> dict[str, Any]:
     if connection.vendor == "sqlite":
         optimized = _sqlite_optimize(fts_tables)
         with connection.cursor() as cursor:
