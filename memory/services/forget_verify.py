@@ -115,6 +115,32 @@ def _count_containing(
     *, table: str, scope_sql: str, scope_params: list[Any], cols: list[tuple[str, bool]], needles
 ) -> int:
     """Rows in scope holding any needle in any column (a row counts once)."""
+    return len(
+        _ids_containing(
+            table=table, scope_sql=scope_sql, scope_params=scope_params, cols=cols, needles=needles
+        )
+    )
+
+
+def space_rows_containing(
+    model: type[models.Model], *, space: Space, needles: Iterable[str], columns: Iterable[str]
+) -> set[Any]:
+    """Ids of the space's rows of `model` whose `columns` hold any needle,
+    found by the database (for the forget's own scrubbing)."""
+    wanted = set(columns)
+    cols = [c for c in _text_columns(model) if c[0] in wanted]
+    return _ids_containing(
+        table=model._meta.db_table,
+        scope_sql=f"{connection.ops.quote_name('space_id')} = %s",
+        scope_params=[space.pk],
+        cols=cols,
+        needles=list(needles),
+    )
+
+
+def _ids_containing(
+    *, table: str, scope_sql: str, scope_params: list[Any], cols: list[tuple[str, bool]], needles
+) -> set[Any]:
     conditions: list[tuple[str, str]] = [
         (_contains_sql(col), form)
         for needle in needles
@@ -122,7 +148,7 @@ def _count_containing(
         for form in _forms(needle, json_column=is_json)
     ]
     if not conditions:
-        return 0
+        return set()
     pk = connection.ops.quote_name("id")
     hit: set[Any] = set()
     with connection.cursor() as cursor:
@@ -135,7 +161,7 @@ def _count_containing(
                 [*scope_params, *(form for _, form in chunk)],
             )
             hit.update(row[0] for row in cursor.fetchall())
-    return len(hit)
+    return hit
 
 
 def space_models() -> list[type[models.Model]]:

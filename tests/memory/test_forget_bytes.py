@@ -120,3 +120,19 @@ def test_a_wipe_is_vacuumed_audited_and_leaves_no_byte(sqlite_only, client_for):
     (event,) = AuditEvent.objects.filter(space__name="wiped")
     assert event.action == "wipe" and event.detail["rows"] == answer["forgotten"]
     assert b"orpalquix" not in str(event.detail).encode().lower()
+
+
+def test_after_commit_the_database_is_told_to_reclaim_on_either_backend(client_for):  # type: ignore[no-untyped-def]
+    _, key = create_api_key(space_name="reclaim")
+    api = client_for(key)
+    fact = post(api, "/api/v1/memory/remember_fact", {"text": "The Vorpalquix vault opens at dawn"})
+    answer = post(api, "/api/v1/memory/forget", {"item_id": fact["id"], "hard": True})
+    report = answer["verification"]
+    assert report["verified"] is True, [c for c in report["checked"] if c["found"]]
+    storage = report["storage"]
+    assert storage["done"] is True and storage["database"] == connection.vendor
+    if connection.vendor == "postgresql":
+        assert "memory_memoryitem" in storage["vacuumed"]
+        assert any("PostgreSQL" in note for note in report["not_checked"])
+    else:
+        assert storage["fts_merged"] == ["memory_item_fts"] and storage["wal_bytes"] == 0
