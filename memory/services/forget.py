@@ -312,19 +312,9 @@ def core_lines_for_query(*, space: Space, query: str) -> list[str]:
 
 def _space_models() -> list[type[models.Model]]:
     """Every model with a `space` foreign key, except the API keys that let the
-    agent keep using the emptied space. Found by introspection so a model
-    added later is wiped too."""
-    found = []
-    for model in apps.get_models():
-        if model._meta.label in ("memory.Space", "memory.ApiKey"):
-            continue
-        try:
-            field = model._meta.get_field("space")
-        except Exception:
-            continue
-        if getattr(field, "related_model", None) is Space:
-            found.append(model)
-    return found
+    agent keep using the emptied space (found by introspection, so a model
+    added later is wiped too)."""
+    return [m for m in forget_verify.space_models() if m._meta.label != "memory.ApiKey"]
 
 
 def _wipe_space(*, space: Space, actor: str) -> Forgotten:
