@@ -129,13 +129,16 @@ except ValueError as exc:
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers run beside the single writer; IMMEDIATE takes the write
     # lock at BEGIN so two writers queue on busy_timeout instead of failing
-    # with "database is locked" halfway through a transaction.
+    # with "database is locked" halfway through a transaction. secure_delete
+    # overwrites deleted rows with zeros, so forgotten text does not linger in
+    # free pages of the file (memory.services.reclaim does the rest).
     _db["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
         "init_command": (
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-            "PRAGMA busy_timeout=20000; PRAGMA foreign_keys=ON; PRAGMA cache_size=-64000;"
+            "PRAGMA busy_timeout=20000; PRAGMA foreign_keys=ON; PRAGMA cache_size=-64000; "
+            "PRAGMA secure_delete=ON;"
         ),
     }
     # A file, not memory, so worker processes started by integration tests
@@ -261,6 +264,10 @@ ENGRAM = {
     # takes the message. Larger amortises the broker; smaller spreads a batch
     # over more worker processes and keeps each task short.
     "INGEST_CHUNK": env_int("ENGRAM_INGEST_CHUNK", 25, minimum=1),
+    # What redaction replaces with [REDACTED:kind] before anything is stored or
+    # sent to an LLM: all, none, groups (secrets, pii, national_id, cards) or
+    # kinds, "-kind" to leave one out (memory/screening/redaction.py).
+    "REDACT": env_list("ENGRAM_REDACT", ["all"]),
     # LLM providers: a JSON list of {"base_url", "model", "api_key"?, "timeout"?}
     # tried in order. Empty = the built-in rule-based extractor.
     "LLM_PROVIDERS": env_json("ENGRAM_LLM_PROVIDERS", []),

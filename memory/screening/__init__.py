@@ -28,9 +28,17 @@ from memory.screening.injection import (
     strip_hidden,
     strip_tags,
 )
-from memory.screening.redaction import redact
+from memory.screening.redaction import redact, redact_json
 
-__all__ = ["MEMORY_PLACEHOLDER", "ScreenResult", "redact", "screen", "strip_hidden", "strip_tags"]
+__all__ = [
+    "MEMORY_PLACEHOLDER",
+    "ScreenResult",
+    "redact",
+    "redact_json",
+    "screen",
+    "strip_hidden",
+    "strip_tags",
+]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory.models import IngestJob, Session, Space, Turn
-from memory.screening import screen
+from memory.screening import redact_json, screen
 from memory.services import outbox
 
 
@@ -75,7 +75,7 @@ def _new_turn(*, space: Space, session: Session, data: TurnData, now: datetime) 
         text=screened.text or "[empty after screening]",
         screen_status=screened.status,
         ts=data.ts or now,
-        metadata=data.metadata,
+        metadata=redact_json(data.metadata),
         created_at=now,
     )
 
