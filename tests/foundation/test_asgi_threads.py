@@ -8,10 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.conf import settings
+from django.db import connections
 from django.db.backends.signals import connection_created
 
 from memory.services.spaces import create_api_key
@@ -53,8 +55,27 @@ async def _call(app: Any, path: str, key: str) -> tuple[int, bytes]:
     return answer["status"], answer["body"]
 
 
-def test_a_burst_of_requests_reuses_the_pool_threads_connections():
-    from engram_site.asgi import application
+@pytest.fixture
+def pooled_app() -> Iterator[Any]:
+    from engram_site import asgi
+
+    yield asgi.application
+    # Close each pool thread's connection (PostgreSQL will not drop the test
+    # database while they hold one): one task per thread, held at a barrier
+    # so that no thread takes two.
+    size = settings.WEB_THREADS
+    barrier = threading.Barrier(size, timeout=10)
+
+    def close() -> None:
+        barrier.wait()
+        connections.close_all()
+
+    for future in [asgi.django_app.executor.submit(close) for _ in range(size)]:
+        future.result(timeout=20)
+
+
+def test_a_burst_of_requests_reuses_the_pool_threads_connections(pooled_app):
+    application = pooled_app
 
     _, key = create_api_key(space_name="pooled")
     opened: list[int] = []
