@@ -215,6 +215,7 @@ else:
         "polling_interval": env_float("ENGRAM_BROKER_POLL_SECONDS", 0.05, minimum=0.001),
     }
 CELERY_TASK_ALWAYS_EAGER = env_bool("ENGRAM_CELERY_EAGER", False)
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
 # --- Cache and rate limits ---------------------------------------------------------
 # Shared by every process: Redis when there is one, otherwise a small SQLite
@@ -247,8 +248,6 @@ RATE_LIMIT = parse_rate("ENGRAM_RATE_LIMIT", env_str("ENGRAM_RATE_LIMIT", "1200/
 RATE_LIMIT_ANONYMOUS = parse_rate(
     "ENGRAM_RATE_LIMIT_ANONYMOUS", env_str("ENGRAM_RATE_LIMIT_ANONYMOUS", "120/min")
 )
-
-CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
 # --- Memory behaviour ---------------------------------------------------------------
 ENGRAM = {
