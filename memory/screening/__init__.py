@@ -42,6 +42,7 @@ __all__ = [
     "ScreenResult",
     "redact",
     "screen",
+    "screen_fact",
     "screen_strict",
     "split_reasons",
     "strip_hidden",
@@ -87,6 +88,20 @@ def screen_strict(text: str) -> ScreenResult:
             text=result.text, flagged=True, reasons=[*result.reasons, "standing_directive"]
         )
     return result
+
+
+# Facts of these kinds, or this important, can be promoted into core memory.
+_PROMPT_KINDS = frozenset({"instruction", "preference"})
+_PROMPT_IMPORTANCE = 0.8
+
+
+def screen_fact(text: str, *, kind: str = "fact", importance: float = 0.0) -> ScreenResult:
+    """The screen for a fact: strict for a standing instruction, a preference
+    or an identity-grade fact, which may reach every prompt through core
+    memory; the turn screen otherwise."""
+    if kind in _PROMPT_KINDS or importance >= _PROMPT_IMPORTANCE:
+        return screen_strict(text)
+    return screen(text)
 
 
 # How much of the previous turn is read with this one: enough for the first
