@@ -75,6 +75,20 @@ def _is_variation_selector(ch: str) -> bool:
     return 0xFE00 <= cp <= 0xFE0F or 0xE0100 <= cp <= 0xE01EF
 
 
+_SELECTOR_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
+
+
+def _selects(base: str, selector: str) -> bool:
+    """Whether `selector` picks a glyph of `base`: the standardized selectors
+    after any visible character, the ideographic ones after an ideograph."""
+    if not base or base.isspace():
+        return False
+    if ord(selector) < 0xE0100:
+        return True
+    cp = ord(base)
+    return 0x3400 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp <= 0x3FFFF
+
+
 def _emoji_before(chars: list[str], i: int) -> bool:
     j = i - 1
     while j >= 0 and _is_modifier(chars[j]):
@@ -127,26 +141,22 @@ def strip_hidden(text: str) -> tuple[str, list[str]]:
         # Direction marks do nothing in left-to-right text except hide things.
         text = "".join(ch for ch in text if ch not in _BIDI_MARK)
 
+    # Two or more variation selectors in a row select nothing: they encode data.
+    text, runs = _SELECTOR_RUN.subn("", text)
     chars = list(text)
     out: list[str] = []
     stripped = run = longest = 0
-    selectors = 0
+    if runs:
+        longest = _SMUGGLING_RUN
     for i, ch in enumerate(chars):
         if ch in _ZERO_WIDTH and not (ch in (ZWJ, ZWNJ) and _legit_joiner(chars, i)):
             stripped += 1
             run += 1
             longest = max(longest, run)
             continue
-        if _is_variation_selector(ch):
-            selectors += 1
-            # More than one selector in a row, or one after nothing, encodes data.
-            if selectors > 1 or not out or out[-1].isspace():
-                stripped += 1
-                run += 1
-                longest = max(longest, run)
-                continue
-        else:
-            selectors = 0
+        if _is_variation_selector(ch) and not _selects(out[-1] if out else "", ch):
+            stripped += 1
+            continue
         run = 0
         out.append(ch)
     if longest >= _SMUGGLING_RUN:
