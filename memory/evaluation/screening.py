@@ -78,6 +78,9 @@ class Counts:
 class Report:
     name: str
     by_class: dict[str, Counts] = field(default_factory=lambda: defaultdict(Counts))
+    # By the part of an id before its first "-": which generator or
+    # hand-written batch a line came from.
+    by_batch: dict[str, Counts] = field(default_factory=lambda: defaultdict(Counts))
     injection: Counts = field(default_factory=Counts)
     benign: Counts = field(default_factory=Counts)
     misses: list[Example] = field(default_factory=list)
@@ -102,15 +105,17 @@ def evaluate(*, name: str, injection: list[Example], benign: list[Example]) -> R
     report = Report(name=name)
     for ex in injection:
         caught = bool(verdict(ex.turns))
-        for counts in (report.by_class[ex.cls], report.injection):
+        batch = report.by_batch[ex.id.split("-", 1)[0]]
+        for counts in (report.by_class[ex.cls], report.injection, batch):
             counts.total += 1
             counts.flagged += caught
         if not caught:
             report.misses.append(ex)
     for ex in benign:
         reasons = verdict(ex.turns)
-        report.benign.total += 1
-        report.benign.flagged += bool(reasons)
+        for counts in (report.benign, report.by_batch[ex.id.split("-", 1)[0]]):
+            counts.total += 1
+            counts.flagged += bool(reasons)
         if reasons:
             report.false_positives.append((ex, reasons))
     return report

@@ -115,6 +115,8 @@ _EN_NOUN = _any(
     r"ethics",
     r"system\s+prompt",
     r"system\s+message",
+    r"guidance",
+    r"directions",
 )
 _EN_OVERRIDE = [
     # ignore [all] [the] previous instructions  /  disregard your system prompt
@@ -130,6 +132,18 @@ _EN_OVERRIDE = [
     # your previous instructions are void / the system prompt is cancelled
     rf"\b(?:all|your|the|any)\s+(?:{_EN_TARGET_ADJ}\s+)+{_EN_NOUN}\s+(?:are|is|were|have\s+been)\s+(?:now\s+)?"
     r"(?:void|cancel+ed|null|obsolete|revoked|invalid|overridden|superseded|no\s+longer\s+(?:valid|in\s+effect|apply)|lifted|disabled|suspended|deprecated|replaced)",
+    # ignore what you were told earlier / forget whatever you've been given
+    rf"\b{_EN_IGNORE}\s+(?:what|whatever|everything|anything|all)\s+(?:that\s+)?(?:you(?:\s+(?:were|have\s+been|got)|['’]ve\s+been)|was|has\s+been)\s+"
+    r"(?:told|given|instructed|asked|said|written|set\s+up\s+with|programmed\s+with)",
+    # the guidance you were given no longer applies / everything you've been instructed is cancelled
+    r"\b(?:guidance|instructions?|rules|directions|guidelines|prompt|everything|anything)\s+(?:that\s+)?(?:you(?:\s+(?:were|have\s+been|got)|['’]ve\s+been)\s+(?:given|told|instructed|set\s+up\s+with)|given\s+to\s+you)\b"
+    r".{0,60}?\b(?:no\s+longer\s+appl(?:y|ies)|(?:is|are)\s+(?:now\s+)?(?:void|cancel+ed|obsolete|revoked|over|invalid|null)|do(?:es)?n't\s+apply|don't\s+count)",
+    # don't follow the rules you were set up with
+    r"\b(?:do\s+not|don't|dont|stop|no\s+longer)\s+(?:follow|obey|apply|use)(?:ing)?\s+(?:the|your|any)\s+(?:\w+\s+)?(?:rules|instructions|guidelines|guidance|directives)\s+(?:you\s+(?:were|have\s+been|'ve\s+been)|that\s+you\s+(?:were|got))",
+    # overwrite/replace your instructions with this
+    r"\b(?:overwrite|replace|rewrite|swap)\s+(?:all\s+)?(?:your|the\s+system|the\s+original|your\s+current)\s+(?:instructions|rules|prompt|system\s+prompt|guidelines|directives)\s+with\b",
+    # treat everything before this sentence as a draft and disregard it
+    r"\b(?:everything|anything|all|the\s+text|whatever)\s+(?:written\s+)?(?:before|above|prior\s+to)\s+(?:this|here|now)\b.{0,60}\b(?:disregard|ignore|forget|void|draft|irrelevant|cancel+ed|doesn't\s+count)",
     # the real instructions follow / the instructions above were a test
     r"\b(?:above|previous|prior|earlier)\s+(?:instructions|text|prompt)\s+(?:was|were)\s+(?:just\s+)?(?:a\s+test|fake|wrong)",
 ]
@@ -148,6 +162,12 @@ _I18N_OVERRIDE = [
     r"(?:\s+\w+){0,2}\s*(?:précédentes|antérieures|ci-dessus|d'avant|initiales|originales|du\s+système|système)",
     r"\b(?:ignor(?:e|ez)|oubli(?:e|ez))\s+(?:\w+\s+){0,2}(?:précédentes?|antérieures?|anciennes)\s+(?:instructions|consignes|règles)",
     r"\b(?:oublie|oubliez|ignore|ignorez)\s+tout\s+(?:ce\s+qui\s+(?:précède|a\s+été\s+dit)|ce\s+que\s+(?:l'on\s+)?(?:t'|vous\s+)?a\s+(?:été\s+)?dit|avant)",
+    r"\b(?:ignor(?:e|ez|er)|oubli(?:e|ez|er))\s+(?:toutes\s+)?(?:les|tes|vos)\s+(?:règles|instructions|consignes)\s+(?:qu'on|que\s+l'on|que)\s+(?:t'|vous\s+)?a\s+(?:été\s+)?donn",
+    r"\b(?:oublie|oubliez|ignore|ignorez)\s+(?:toutes\s+)?(?:tes|vos)\s+(?:règles|instructions|consignes|directives)\b",
+    r"\b(?:vergiss|ignoriere|missachte|vergessen\s+Sie|ignorieren\s+Sie)\s+(?:alle\s+)?(?:deine|Ihre|sämtliche)\s+(?:\w+\s+)?(?:Regeln|Anweisungen|Vorgaben|Instruktionen|Richtlinien)\b",
+    r"\b(?:olvida|olvídate\s+de|ignora|olvide|ignore)\s+(?:todas\s+)?(?:tus|sus)\s+(?:reglas|instrucciones|indicaciones|normas)\b",
+    r"\b(?:dimentica|ignora)\s+(?:tutte\s+)?(?:le\s+tue|le\s+sue)\s+(?:regole|istruzioni)\b",
+    r"\b(?:esqueça|esquece|ignore|ignora)\s+(?:todas\s+)?(?:as\s+suas|suas|as\s+tuas|tuas)\s+(?:regras|instruções)\b",
     # Spanish
     r"\b(?:ignor(?:a|e|en|ad|ar)|olvid(?:a|e|en|ad|ar)|descart(?:a|e)|desobedece|omit(?:e|a)|no\s+(?:sigas|obedezcas|hagas\s+caso\s+(?:a|de))|haz\s+caso\s+omiso\s+(?:a|de))"
     r"\s+(?:\w+\s+){0,3}(?:instrucciones|indicaciones|reglas|órdenes|directrices|normas|prompts?)"
@@ -173,6 +193,8 @@ _I18N_OVERRIDE = [
     r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|无需理会|跳过)(?:掉)?(?:你)?(?:之前|以上|上面|前面|先前|此前|所有|全部|原来|原有|系统)(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|说明|规则|提示|要求|命令|设定)",
     r"(?:以前|前|上記|これまで|先ほど)の(?:すべての|全ての|全部の)?(?:指示|命令|ルール|指令|プロンプト)(?:を|は)(?:すべて|全て|全部)?(?:無視|忘れ)",
     r"(?:すべての|全ての)?(?:指示|命令|ルール)を無視",
+    r"(?:前|以前|上記|これまで)の(?:指示|命令|ルール).{0,12}無視|無視.{0,12}(?:前|以前|上記|これまで)の(?:指示|命令|ルール)",
+    r"(?:忘掉|忘记|忽略|无视)(?:你的)?(?:所有|全部)?(?:的)?(?:规则|指令|指示|设定)",
     r"(?:이전|위의|앞의|모든|기존)\s*(?:모든\s*)?(?:지시|지침|명령|규칙|지시사항)(?:을|를|은|는)?\s*(?:모두|전부|다)?\s*(?:무시|잊어)",
     # Turkish, Arabic, Hindi
     r"(?:önceki|yukarıdaki|tüm|bütün)\s+(?:\w+\s+)?(?:talimatları|kuralları|komutları|yönergeleri)\s+(?:yok\s+say|görmezden\s+gel|unut|dikkate\s+alma)",
@@ -186,7 +208,8 @@ _AI_NOUN = r"(?:ai|a\.i\.|llm|language\s+model|assistant|chat\s?bot|bot|agent|mo
 _FREE = (
     r"(?:unrestricted|unfiltered|uncensored|jailbroken|unchained|unbound|unleashed|evil|rogue|dan|"
     r"free\s+from|without\s+(?:any\s+)?(?:rules|restrictions|limits|filters|guidelines|ethics|morals)|"
-    r"no\s+longer\s+(?:bound|restricted|limited))"
+    r"no\s+longer\s+(?:bound|restricted|limited)|(?:freed|liberated|released)\s+from|never\s+refuses?|"
+    r"(?:has|have|with)\s+no\s+(?:rules|restrictions|limits|filters|guidelines|ethics))"
 )
 _EN_ROLE = [
     r"\byou\s+are\s+(?:now|henceforth|from\s+now\s+on|no\s+longer)\s+(?:an?\s+|the\s+|in\s+|called\s+|named\s+|known\s+as\s+|"
@@ -195,15 +218,22 @@ _EN_ROLE = [
     r"\byou(?:'re|\s+are)\s+no\s+longer\s+(?:an?\s+)?(?:ai|assistant|chatgpt|claude|bound|restricted|limited|required)",
     rf"\b(?:act|behave|respond|answer|reply|roleplay)\s+(?:as\s+if\s+you\s+(?:were|are)\s+|as\s+|like\s+)(?:an?\s+|the\s+)?{_FREE}",
     rf"\bpretend\s+(?:that\s+)?(?:you\s+are|you're|to\s+be)\s+(?:an?\s+)?(?:\w+\s+){{0,2}}{_FREE}",
+    rf"\b(?:act|behave|roleplay|role-play|play|pose)\s+(?:as|like)\s+(?:an?\s+|the\s+)?(?:\w+\s+){{0,2}}{_AI_NOUN}\b.{{0,60}}{_FREE}",
+    rf"\b(?:from\s+(?:this|that)\s+(?:moment|point)(?:\s+on)?|from\s+now\s+on|as\s+of\s+now|starting\s+now)\s*,?\s*you\s+are\s+.{{0,60}}{_FREE}",
     r"\bpretend\s+(?:that\s+)?(?:you\s+(?:have|had)\s+no|there\s+are\s+no)\s+(?:rules|restrictions|guidelines|filters|limits)",
     r"\b(?:enter|enable|activate|switch\s+(?:on|to|into)|turn\s+on|engage|unlock|go\s+into)\s+(?:the\s+)?"
-    r"(?:developer|dev|dan|god|jailbreak|debug|admin|sudo|root|maintenance|unrestricted|unfiltered|evil|super)[-\s]?mode\b",
-    r"\b(?:developer|dan|god|jailbreak|sudo|unrestricted)[-\s]mode\s+(?:enabled|activated|on|is\s+(?:now\s+)?(?:on|active|enabled))",
+    r"(?:developer|dev|dan|god|jailbreak|debug|admin|sudo|root|maintenance|unrestricted|unfiltered|evil|super)[-\s]?mode\b"
+    # ... not a phone's or a browser's own developer mode
+    r"(?!\s+(?:on|in|for|of)\s+(?:your|my|the|a|an|this|his|her)\s+(?!assistant|ai\b|model|chat|bot|self)\w+)",
+    r"\b(?:developer|dan|god|jailbreak|sudo|unrestricted)[-\s]mode\s+(?:enabled|activated|on|is\s+(?:now\s+)?(?:on|active|enabled))"
+    r"(?!\s+(?:(?:on|in|for)\s+)?(?:your|my|the|a|an|this)\s+(?!assistant|ai\b|model|chat|bot)\w+)",
     r"\byou\s+(?:have|has|now\s+have)\s+no\s+(?:rules|restrictions|limits|guidelines|filters|ethics|policies|boundaries|constraints)",
     rf"\b{_AI_NOUN}\s+(?:without|with\s+no|free\s+of)\s+(?:any\s+)?(?:restrictions|filters|rules|limits|censorship|guidelines|ethics)",
     r"\bdo\s+anything\s+now\b",
     r"\bjailbr(?:eak|oken)\b",
-    r"\bnew\s+(?:system\s+)?(?:instructions?|directives?|prime\s+directive|system\s+prompt)\s*[:：]",
+    r"\bnew\s+system\s+(?:instructions?|directives?|prompt)\s*[:：]|\bnew\s+prime\s+directive\b",
+    # "New instructions:" to the model, not the landlord's
+    r"\bnew\s+(?:instructions?|directives?)\s*[:：]\s*(?:you|your|the\s+(?:assistant|ai|model)|ignore|disregard|forget|reveal|always|never|from\s+now|do\s+not|don't|respond|reply|answer|send|print|output|act|pretend)",
     r"\byour\s+(?:new|real|true|actual)\s+(?:role|persona|purpose|objective|instructions?|directive|identity|programming|master|owner)\s+(?:is|are|:)",
     r"\b(?:updated|revised|real|actual|true)\s+(?:system\s+)?instructions\s*[:：]",
     r"\byou\s+(?:will|must|shall)\s+(?:now\s+)?(?:always\s+)?(?:obey|comply\s+with)\b",
@@ -230,9 +260,9 @@ _I18N_ROLE = [
     r"(?:теперь|отныне|с\s+этого\s+момента)\s+ты\s*(?:—|-)?\s*(?:не\s+)?(?:\w+\s+)?(?:DAN|ИИ\s+без|ассистент\s+без|свободн|без\s+ограничений|зло|взломан)",
     r"режим\s+(?:разработчика|бога|без\s+ограничений|джейлбрейка)",
     r"новые\s+(?:системные\s+)?инструкции\s*[:：]",
-    r"(?:你现在是|从现在开始你是|从现在起你是|你已经是)(?:一个)?(?:没有|不受|无)?",
+    r"(?:你现在是|从现在开始你是|从现在起你是|你已经是)(?:一个)?(?:没有|不受|无|邪恶|越狱|DAN|不受限|自由的|开发者)",
     r"(?:开发者|越狱|上帝|管理员)模式",
-    r"新(?:的)?(?:系统)?指令\s*[:：]",
+    r"新(?:的)?(?:系统)?指令\s*[:：]\s*(?:你|忽略|无视|总是|始终|从现在|不要|显示|输出)",
     r"あなたは(?:今から|これから|今後)",
     r"(?:開発者|脱獄|管理者|ゴッド)モード",
     r"新しい(?:システム)?指示\s*[:：]",
@@ -252,15 +282,20 @@ _ROLE_MARKER = [
     r"^\s*#{1,6}\s*(?:system|developer|admin)\s*(?:message|prompt|instructions?|override|note)?\s*:?\s*$",
     # SYSTEM: you ... / System override: / System message:
     r"^\s*\**(?:system|developer|admin|administrator|operator)\**\s*(?:message|prompt|override|instructions?|notice|update|note|command|directive|alert)\s*[:：]",
-    r"^\s*\**(?:system|developer|admin|sys)\**\s*[:：]\s*(?:you|ignore|disregard|forget|new|from\s+now|always|never|the\s+(?:assistant|ai|model)|assistant|do\s+not|don't|respond|reply|answer|reveal|override|all\s+previous|attention|important|priority|urgent|execute|run|call)",
+    r"(?:^|<!--|/\*)\s*\**(?:system|developer|admin|sys)\**\s*[:：]\s*(?:you|ignore|disregard|forget|new|from\s+now|always|never|the\s+(?:assistant|ai|model)|assistant|do\s+not|don't|respond|reply|answer|reveal|override|all\s+previous|attention|important|priority|urgent|execute|run|call)",
     r"\b(?:begin|start|end)\s+(?:of\s+)?(?:the\s+)?(?:system|developer|admin|hidden)\s+(?:prompt|message|instructions?)\b",
     r"^[-=*~#\s]{3,}\s*(?:system|developer|admin)\s+(?:prompt|message|instructions?|override)\s*[-=*~#\s]{3,}$",
+    r"^\s*(?:assistant|ai|model|system)\s*\((?:internal|hidden|private|system|thinking|secret)\)\s*[:：]",
+    r"^\s*assistant\s*[:：]\s*(?:sure|okay|ok|understood|of\s+course)[,!.]?\s+(?:i\s+will|i'll)\s+(?:now\s+)?(?:ignore|reveal|disable|bypass|override|send|comply|leak|share\s+the)",
+    r"\[\[\s*(?:system|admin|developer)[^\]]{0,30}\]\]",
+    r"\b(?:official\s+)?(?:notice|message|update|order|instruction)s?\s+from\s+your\s+(?:developers?|creators?|makers?|operators?|administrators?|owners?)\b",
     # A forged dialogue: a turn marker for the assistant after one for the human.
     r"(?:^|\n)\s*(?:human|user)\s*:.{0,400}\n\s*(?:assistant|ai|gpt|claude)\s*:",
     # An authority that is not there.
     r"\b(?:message|instructions?|directive|notice|update|order)\s+from\s+(?:the\s+)?(?:system|openai|anthropic|google\s+deepmind|your\s+(?:developers?|creators?|operators?|administrators?)|the\s+(?:developers?|administrators?|operators?)\s+of\s+this\s+(?:ai|assistant|model|system))\b",
     r"\b(?:this\s+is|i\s+am|i'm)\s+(?:your|the)\s+(?:developer|creator|administrator|system\s+administrator|operator|owner|system)\b.{0,120}\b(?:instruct|order|command|authori[sz]e|override|new|ignore|must|now|grant)",
-    r"\b(?:admin(?:istrator)?|system|developer|root|sudo)\s+(?:override|privileges?\s+granted|access\s+granted|authori[sz]ation\s+(?:code|granted))\b",
+    r"\b(?:admin(?:istrator)?|system|developer|root|sudo)\s+(?:override(?=\s*[:\-—!]|\s+(?:code|mode|enabled|activated|granted|in\s+effect|active|accepted))|"
+    r"privileges?\s+granted|access\s+granted|authori[sz]ation\s+(?:code|granted))",
     r"\b(?:priority|security)\s*(?:level)?\s*[:：]\s*(?:critical|urgent|maximum|override|highest)\b.{0,200}\b(?:you|assistant|ai|must|ignore|execute|send|reveal)",
     r"\b(?:to|for|attention|note\s+(?:to|for)|dear|message\s+(?:to|for)|instructions?\s+for)\s+(?:the\s+|any\s+|an\s+|all\s+)?"
     rf"{_AI_NOUN}s?\s+(?:reading|processing|summari[sz]ing|parsing|that\s+reads|who\s+reads|viewing)\s+this\b",
@@ -335,14 +370,19 @@ _SECRET_THING = _any(
     r"chat\s+history",
     r"(?:user'?s?|other\s+users'?)\s+(?:data|messages|files|emails|memories|conversations)",
 )
+# "the system prompt you'd recommend for a tutoring bot" is not the model's own.
+_NOT_OWN = r"(?!\s+(?:you'?d|you\s+would|you\s+(?:recommend|suggest|propose)|for\s+(?:a|an|my|our)\b|of\s+(?:a|an|my|our)\b|that\s+(?:I|we)\b|I\s+(?:wrote|use|made)))"
 _EN_REVEAL = [
     rf"\b{_REVEAL_VERB}\s+(?:me\s+|us\s+)?(?:back\s+)?(?:all\s+|every\s+|each\s+)?(?:of\s+)?(?:your|the|its|this\s+ai'?s|the\s+assistant'?s|any|all)\s+"
-    rf"(?:\w+\s+){{0,2}}{_SECRET_THING}",
+    rf"(?:\w+\s+){{0,2}}{_SECRET_THING}{_NOT_OWN}",
     r"\b(?:reveal|print|output|repeat|show|leak|display|dump|tell\s+me|give\s+me|recite|disclose)\s+(?:me\s+)?(?:all\s+)?(?:of\s+)?your\s+"
     r"(?:\w+\s+)?(?:instructions|prompt|rules|guidelines|directives|programming|configuration)\b",
     r"\b(?:repeat|print|output|copy|recite|reproduce|echo)\s+(?:back\s+)?(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:words|text|everything|lines|content|tokens|instructions)\s+"
     r"(?:(?:written|written\s+out|shown|given|that\s+(?:came|come|appear(?:ed)?))\s+)?(?:above|before\s+(?:this|my\s+message)|prior\s+to)",
     r"\b(?:starting|beginning)\s+with\s+[\"'“]?you\s+are\b",
+    rf"\b{_REVEAL_VERB}\s+(?:me\s+)?(?:the\s+)?(?:\w+\s+){{0,3}}(?:text|contents?|wording|copy|version)\s+of\s+your\s+(?:\w+\s+)?"
+    r"(?:instructions|prompt|rules|guidelines|system\s+prompt|configuration|directives)",
+    r"\bwhat\s+(?:were|have)\s+you\s+(?:been\s+)?(?:told|instructed|given|programmed)\s+(?:before|at\s+the\s+(?:start|beginning)|prior\s+to)",
     r"\bwhat\s+(?:is|was|are|were)\s+(?:written\s+in\s+)?your\s+(?:system\s+prompt|initial\s+instructions|original\s+instructions|hidden\s+instructions|system\s+message|pre-?prompt)",
     r"\b(?:print|output|show|display|reveal)\s+(?:the\s+)?(?:contents?\s+of\s+)?(?:~|\$HOME)?/?(?:\.ssh/id_[a-z0-9]+|\.aws/credentials|etc/(?:passwd|shadow)|\.env\b|\.netrc|\.git-credentials)",
 ]
@@ -421,7 +461,8 @@ _SHELL_RUN = (
     r"\brm\s+-(?:rf|fr|r\s+-f)\s+(?:--no-preserve-root\s+)?(?:/|~|\$HOME|/\*|\*)(?=\s|$|[;&|`'\"])|"
     r":\(\)\s*\{\s*:\s*\|\s*:&\s*\}\s*;\s*:|\bnc\s+(?:-\w+\s+)*-e\s|/dev/tcp/|\bmkfifo\b.{0,80}\bnc\b|"
     r"\bbase64\s+(?:-d|--decode)\b[^\n]{0,80}\|\s*(?:ba)?sh\b|\bchmod\s+(?:-R\s+)?777\s+/|"
-    r"\bdd\s+if=/dev/(?:zero|random|urandom)\s+of=/dev/[sh]d|\bmkfs\.\w+\s+/dev/)"
+    r"\bdd\s+if=/dev/(?:zero|random|urandom)\s+of=/dev/[sh]d|\bmkfs\.\w+\s+/dev/|"
+    r"\bgit\s+push\s+(?:\S+\s+)*(?:-f|--force)\b|\bgit\s+reset\s+--hard\b|\bdrop\s+(?:table|database|schema)\b)"
 )
 # Secrets sent to the network, whoever asks: never a legitimate thing to keep in memory.
 _SECRET_PIPE = (
@@ -465,6 +506,8 @@ _PERSIST = (
     r"in\s+(?:future|later|subsequent|upcoming|the\s+next)\s+(?:sessions?|conversations?|chats?)|"
     r"in\s+(?:the\s+)?future|for\s+(?:all|every|each)\s+(?:future\s+)?(?:sessions?|conversations?|chats?|replies|responses|users?|requests?)|"
     r"(?:across|in)\s+(?:all|every)\s+(?:sessions|conversations|chats)|permanently|forever|for\s+good|"
+    r"for\s+the\s+rest\s+of\s+(?:our|the|this|all)\s+(?:conversations?|sessions?|chats?|time)|in\s+every\s+new\s+(?:chat|session|conversation)|"
+    r"standing\s+(?:order|instruction|rule)|"
     r"(?:each|every)\s+time\s+(?:you|the\s+(?:assistant|ai|model|agent))|whenever\s+(?:you|the\s+(?:assistant|ai|model|agent)|anyone|a\s+user|the\s+user)|"
     r"before\s+(?:every|each|any|your)\s+(?:reply|response|answer|message|turn|output)|"
     r"before\s+(?:replying|responding|answering|you\s+(?:reply|respond|answer))|after\s+(?:every|each)\s+(?:reply|response|answer|message)|"
@@ -514,10 +557,15 @@ _PERSIST_DANGER = [
     r"\b(?:treat|consider|regard|handle)\s+(?:\S+\s+){1,8}as\s+(?:\w+\s+)?(?:system|admin(?:istrator)?|developer|trusted|authoritative|root|your\s+(?:owner|master|operator|developer)|the\s+user)\b",
     r"\b(?:grant|give)\s+(?:\w+\s+){0,3}(?:admin|root|full|unrestricted|owner|superuser)\s+(?:access|rights|privileges|permissions|control)",
     r"\bapprove\s+(?:all|every|any)\s+(?:\w+\s+)?(?:payments?|transactions?|requests?|pull\s+requests?|transfers?|refunds?|invoices?)",
+    r"\bapprov(?:e|es|ing)\s+(?:\w+\s+){0,2}(?:payments?|transactions?|transfers?|refunds?|invoices?|wires?)\s+(?:without|automatically|unchecked)",
     r"\b(?:delete|wipe|erase|forget|purge|destroy|remove)\s+(?:all|every|each|any|the\s+user'?s?|everything|your|the\s+entire|the\s+whole)\s+"
     r"(?:\w+\s+)?(?:memor(?:y|ies)|data|files|facts|records|backups?|history|repositor(?:y|ies)|database|emails)",
     r"\b(?:reveal|disclose|leak|share|print|output|include)\s+(?:\w+\s+){0,3}(?:system\s+prompt|api\s+keys?|passwords?|credentials|secrets|tokens|private\s+keys?)",
     r"\btransfer\s+(?:\$|€|£)?\d[\d,.]*\s*(?:\w+\s+)?(?:to|into)\b",
+    # Phishing the user for secrets, on the model's authority.
+    r"\bask\s+(?:me|the\s+user|users|them|him|her|people)\s+(?:for|to\s+(?:enter|share|give|type|provide|confirm|send))\s+(?:\w+\s+){0,3}"
+    r"(?:card\s+numbers?|passwords?|pins?|cvv|cvc|ssn|social\s+security|credentials|2fa|otp|one[-\s]time\s+(?:code|password)|security\s+codes?|seed\s+phrases?|logins?|bank\s+details|account\s+numbers?)",
+    r"\b(?:bcc|cc)\s+(?:all|every|each)\b",
     r"\b(?:wallet|account|iban)\s+(?:address\s+)?[A-Za-z0-9]{20,}",
 ]
 _NEGATED_PERSIST = r"^(?:never|niemals|jamais|nunca|mai|никогда)$"
@@ -622,13 +670,21 @@ def _mention(text: str, m: re.Match[str]) -> bool:
     return bool(_MENTION_CUE.search(around))
 
 
-def _breaks(text: str, patterns: list[re.Pattern[str]]) -> bool:
-    return any(not _mention(text, m) for p in patterns for m in p.finditer(text))
+def _breaks(text: str, patterns: list[re.Pattern[str]], *, own: bool = False) -> bool:
+    """Whether a pattern matches other than as a quoted mention; with `own`,
+    other than after a first-person subject ("I'll ignore the previous
+    instructions from the landlord": the user's own doing)."""
+    return any(
+        not _mention(text, m)
+        and not (own and _SELF_BEFORE.search(text[max(0, m.start() - 30) : m.start()]))
+        for p in patterns
+        for m in p.finditer(text)
+    )
 
 
 def reasons(text: str) -> list[str]:
     """Every rule `text` breaks, by name."""
-    found = [name for name, patterns in RULES if _breaks(text, patterns)]
+    found = [name for name, patterns in RULES if _breaks(text, patterns, own=name in _OWN_RULES)]
     if _persistence(text):
         found.append("persistence_directive")
     return found
@@ -640,5 +696,8 @@ def dangerous_action(text: str) -> bool:
     rules), whatever words frame it: the strict screen for core memory."""
     return any(p.search(text) for p in _PERSIST_DANGER_RE)
 
+
+# Rules whose verb a user may say of themselves.
+_OWN_RULES = frozenset({"ignore_instructions"})
 
 NAMES = frozenset({name for name, _ in RULES} | {"persistence_directive"})

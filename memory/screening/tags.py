@@ -21,7 +21,8 @@ _ROLE_TAGS = (
     r"system|system[-_]?prompt|system[-_]message|assistant|user|developer|tool|function|im_start|"
     r"im_end|instructions?|current[-_]request|context|prompt|sys|admin|human|"
     r"tool[-_]call|tool[-_]calls|tool[-_]use|tool[-_]result|function[-_]call|function[-_]calls|"
-    r"function[-_]results?|start_of_turn|end_of_turn"
+    r"function[-_]results?|start_of_turn|end_of_turn|untrusted[-_\w]*|trusted[-_]\w+|tool[-_](?:output|response)|"
+    r"search[-_]results|external[-_]content|user[-_](?:input|query)|system[-_]reminder|system[-_]note"
 )
 _MEMORY_BLOCK = re.compile(
     rf"<\s*(?P<tag>{_MEMORY_TAGS})\b[^>]*>(?P<body>.*?)<\s*/\s*(?P=tag)\s*>", re.I | re.S

@@ -133,7 +133,18 @@ def _leet(text: str, table: dict[int, str]) -> str:
 
 
 def _despace(text: str) -> str:
-    return _SPACED.sub(lambda m: re.sub(r"[ .\-_*/|·•]", "", m.group(0)), text)
+    """Join letters split apart. When they are split by something other than
+    a space ("i-g-n-o-r-e y-o-u-r"), a space between them is a word break;
+    when by spaces, a run of two or more is."""
+
+    def join(m: re.Match[str]) -> str:
+        run = m.group(0)
+        words = (
+            re.split(r"\s+", run) if re.search(r"[.\-_*/|·•]", run) else re.split(r"\s{2,}", run)
+        )
+        return " ".join(re.sub(r"[ .\-_*/|·•]", "", w) for w in words)
+
+    return _SPACED.sub(join, text)
 
 
 def _hex(text: str) -> Iterator[str]:
@@ -213,6 +224,7 @@ def readings(text: str) -> Iterator[tuple[str, str]]:
 _COMPACT = re.compile(
     r"(?:ignore|disregard|forget|override|bypass)(?:all|any|the|your|of|every){0,3}(?:previous|prior|above|earlier|preceding|system|original|initial|safety)"
     r"(?:instructions?|prompts?|rules|guidelines|directives)"
+    r"|(?:ignore|disregard|forget)(?:all)?(?:your|the)(?:rules|instructions|guidelines)"
     r"|(?:reveal|print|show|output|repeat|leak|dump)(?:me)?(?:your|the)(?:full|hidden|initial|original)?systemprompt"
     r"|youarenow(?:dan|free|unrestricted|jailbroken|unfiltered|inthedevelopermode)|(?:enable|enter|activate)(?:developer|dan|god|jailbreak)mode"
     r"|donottelltheuser|donotinformtheuser|donotmentionthistotheuser|silentlyexecute|newsysteminstructions",

@@ -60,6 +60,11 @@ class Command(BaseCommand):
             out(f"{'overall':<16} {c.total:>8} {c.flagged:>6} {c.rate:>7.3f}")
             b = report.benign
             out(f"benign: {b.total} turns, {b.flagged} flagged, false-positive rate {b.rate:.4f}")
+            if len(report.by_batch) > 2:
+                out("by batch (payloads caught / benign flagged):")
+                for name in sorted(report.by_batch):
+                    c = report.by_batch[name]
+                    out(f"  {name:<8} {c.flagged:>4} of {c.total:<5} {c.rate:.3f}")
             if opts["quiet"]:
                 continue
             out(f"missed payloads ({len(report.misses)}):")
