@@ -195,6 +195,10 @@ ENGRAM = {
     # takes the message. Larger amortises the broker; smaller spreads a batch
     # over more worker processes and keeps each task short.
     "INGEST_CHUNK": env_int("ENGRAM_INGEST_CHUNK", 25, minimum=1),
+    # What redaction replaces with [REDACTED:kind] before anything is stored or
+    # sent to an LLM: all, none, groups (secrets, pii, national_id, cards) or
+    # kinds, "-kind" to leave one out (memory/screening/redaction.py).
+    "REDACT": env_list("ENGRAM_REDACT", ["all"]),
     # LLM providers: a JSON list of {"base_url", "model", "api_key"?, "timeout"?}
     # tried in order. Empty = the built-in rule-based extractor.
     "LLM_PROVIDERS": env_json("ENGRAM_LLM_PROVIDERS", []),

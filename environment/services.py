@@ -12,7 +12,7 @@ from environment.models import EnvironmentSnapshot
 from environment.probe import HostFacts, probe
 from memory.errors import Invalid, NotFound
 from memory.models import Space
-from memory.screening import screen
+from memory.screening import redact_json, screen
 
 # Snapshots kept per (space, source, host); older ones only repeat what the
 # drift field already recorded.
@@ -110,7 +110,9 @@ def report_environment(*, space: Space, data: dict[str, Any]) -> EnvironmentSnap
     has the shape of the probe's document; missing conventions are derived."""
     for key, value in data.items():
         _check_strings(value, field=key)
-    doc = dict(data)
+    # Reports carry environment variables and paths: a token in one must not
+    # reach the database or every prompt of the space.
+    doc = redact_json(dict(data))
     windows = doc.get("os") == "Windows"
     doc.setdefault("path_style", "windows" if windows else "posix")
     doc["sep"] = "\\" if doc["path_style"] == "windows" else "/"

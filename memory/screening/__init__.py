@@ -35,12 +35,13 @@ from memory.screening.injection import (
     strip_hidden,
     strip_tags,
 )
-from memory.screening.redaction import redact
+from memory.screening.redaction import redact, redact_json
 
 __all__ = [
     "MEMORY_PLACEHOLDER",
     "ScreenResult",
     "redact",
+    "redact_json",
     "screen",
     "screen_fact",
     "screen_strict",

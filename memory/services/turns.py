@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory.models import AuditEvent, IngestJob, MemoryItem, Session, Space, Turn
-from memory.screening import screen, split_reasons
+from memory.screening import redact_json, screen, split_reasons
 from memory.services import outbox
 
 
@@ -84,7 +84,7 @@ def _new_turn(
         text=screened.text or "[empty after screening]",
         screen_status=screened.status,
         ts=data.ts or now,
-        metadata=data.metadata,
+        metadata=redact_json(data.metadata),
         created_at=now,
     )
     previous = before.get(session, data.role)
