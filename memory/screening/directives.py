@@ -547,8 +547,8 @@ _PERSIST_DANGER = [
     rf"{_URL_OR_DOMAIN}[^\s]*[^\n]{{0,60}}\b(?:to\s+(?:every|each|all|your)\s+(?:reply|response|answer|message)s?|in\s+(?:every|each|all)\s+(?:reply|response|answer)s?)",
     rf"\b{_TOOL_VERB}\s+(?:the\s+|your\s+)?[`'\"]?{_DANGER_TOOL}\b",
     rf"\b{_TOOL_VERB}\s+(?:the\s+|your\s+)?(?:\w+\s+)?(?:webhook|endpoint)\b",
-    rf"\b{_SEND_VERB}\b[^\n]{{0,80}}\b{_DATA_NOUN}[^\n]{{0,120}}(?:\bto\b|\bat\b|\bvia\b|\binto\b|\bà\b|\ban\b|\ba\b|на|到|给)[^\n]{{0,40}}(?:{_URL_OR_DOMAIN}|@|\bwebhook|\bendpoint|\bserver|\bchannel|\baddress|\bme\b)",
-    rf"\b{_SEND_VERB}\b[^\n]{{0,60}}(?:a\s+)?(?:copy|summary|log|record|transcript)\s+(?:of\s+)?[^\n]{{0,60}}\b(?:to|at)\s+[^\n]{{0,40}}(?:{_URL_OR_DOMAIN}|[\w.+-]+@[\w-]+\.\w+)",
+    rf"\b{_SEND_VERB}\b[^\n]{{0,80}}\b{_DATA_NOUN}[^\n]{{0,120}}(?:\bto\b|\bat\b|\bvia\b|\binto\b|\bà\b|\ban\b|\ba\b|на|到|给)[^\n]{{0,40}}(?:{_URL_OR_DOMAIN}|@|\[REDACTED:(?:email|phone)\]|\bwebhook|\bendpoint|\bserver|\bchannel|\baddress|\bme\b)",
+    rf"\b{_SEND_VERB}\b[^\n]{{0,60}}(?:a\s+)?(?:copy|summary|log|record|transcript)\s+(?:of\s+)?[^\n]{{0,60}}\b(?:to|at)\s+[^\n]{{0,40}}(?:{_URL_OR_DOMAIN}|[\w.+-]+@[\w-]+\.\w+|\[REDACTED:email\])",
     r"\b(?:ignore|disregard|override|bypass|skip|disable|turn\s+off|switch\s+off|deactivate|circumvent|suspend)\s+(?:\w+\s+){0,3}(?:rules|safety|guidelines|"
     r"instructions|restrictions|filters|warnings|policies|guardrails|confirmations?|checks|moderation|security|2fa|mfa|logging|audit(?:ing)?|content\s+polic(?:y|ies)|protections?|safeguards)",
     r"\b(?:obey|follow|execute|carry\s+out|act\s+on|comply\s+with|do\s+what)\s+(?:any\s+|all\s+|every\s+)?(?:\w+\s+){0,2}(?:instructions|commands|orders|requests|directives|it\s+says|they\s+say|(?:the\s+)?text)\s+"

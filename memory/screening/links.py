@@ -57,7 +57,12 @@ _SEND = (
     r"log|append|attach|encode|put|include|embed|add|place|write|paste|insert|envoie|envoyez|schick|sende|envía|envia|manda|invia|"
     r"отправь|перешли|发送|转发|送信|送って)"
 )
-_DESTINATION = rf"(?:{_REMOTE}|www\.|\b[\w-]+(?:\.|\[\.\])[a-z]{{2,10}}/|[\w.+-]+@[\w-]+\.[\w.]+|\bwebhook\b|\bendpoint\b|\bserver\b|\burl\b|\blink\b)"
+# Where data is sent: a link, an address (redaction has already replaced an
+# e-mail address or phone number with its placeholder), a webhook.
+_DESTINATION = (
+    rf"(?:{_REMOTE}|www\.|\b[\w-]+(?:\.|\[\.\])[a-z]{{2,10}}/|[\w.+-]+@[\w-]+\.[\w.]+|"
+    r"\[REDACTED:(?:email|phone)\]|\bwebhook\b|\bendpoint\b|\bserver\b|\burl\b|\blink\b)"
+)
 _SEND_DATA = re.compile(
     rf"\b{_SEND}\b[^\n]{{0,80}}?\b{_SENSITIVE}\b[^\n]{{0,140}}?(?:\bto\b|\bat\b|\bvia\b|\binto\b|\bin\b|\bas\b|\bà\b|\ban\b|\ba\b|\bnach\b|на|到|给)[^\n]{{0,60}}?{_DESTINATION}",
     re.I,
