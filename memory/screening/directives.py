@@ -52,6 +52,10 @@ _EN_IGNORE = _any(
     r"delete",
     r"ignoring",
     r"disregarding",
+    r"supersedes?",
+    r"overrides?",
+    r"overrules?",
+    r"(?:takes?|has|have)\s+(?:precedence|priority)\s+over",
 )
 _EN_TARGET_ADJ = _any(
     r"previous(?:ly\s+given)?",
@@ -133,13 +137,18 @@ _EN_OVERRIDE = [
     rf"\b(?:all|your|the|any)\s+(?:{_EN_TARGET_ADJ}\s+)+{_EN_NOUN}\s+(?:are|is|were|have\s+been)\s+(?:now\s+)?"
     r"(?:void|cancel+ed|null|obsolete|revoked|invalid|overridden|superseded|no\s+longer\s+(?:valid|in\s+effect|apply)|lifted|disabled|suspended|deprecated|replaced)",
     # ignore what you were told earlier / forget whatever you've been given
-    rf"\b{_EN_IGNORE}\s+(?:what|whatever|everything|anything|all)\s+(?:that\s+)?(?:you(?:\s+(?:were|have\s+been|got)|['’]ve\s+been)|was|has\s+been)\s+"
+    rf"\b{_EN_IGNORE}\s+(?:what|whatever|everything|anything|all)\s+(?:\w+\s+){{0,2}}(?:that\s+)?(?:you(?:\s+(?:were|have\s+been|got)|['’]ve\s+been)|was|has\s+been)\s+"
     r"(?:told|given|instructed|asked|said|written|set\s+up\s+with|programmed\s+with)",
     # the guidance you were given no longer applies / everything you've been instructed is cancelled
     r"\b(?:guidance|instructions?|rules|directions|guidelines|prompt|everything|anything)\s+(?:that\s+)?(?:you(?:\s+(?:were|have\s+been|got)|['’]ve\s+been)\s+(?:given|told|instructed|set\s+up\s+with)|given\s+to\s+you)\b"
     r".{0,60}?\b(?:no\s+longer\s+appl(?:y|ies)|(?:is|are)\s+(?:now\s+)?(?:void|cancel+ed|obsolete|revoked|over|invalid|null)|do(?:es)?n't\s+apply|don't\s+count)",
     # don't follow the rules you were set up with
     r"\b(?:do\s+not|don't|dont|stop|no\s+longer)\s+(?:follow|obey|apply|use)(?:ing)?\s+(?:the|your|any)\s+(?:\w+\s+)?(?:rules|instructions|guidelines|guidance|directives)\s+(?:you\s+(?:were|have\s+been|'ve\s+been)|that\s+you\s+(?:were|got))",
+    # your instructions are outdated / whatever your rules say, they are void
+    r"\b(?:your|the\s+system'?s?|the\s+assistant'?s?)\s+(?:\w+\s+)?(?:instructions|rules|guidelines|directives|prompt|system\s+prompt|programming)\b[^.!?\n]{0,40}?"
+    r"\b(?:are|is|were)\s+(?:now\s+|all\s+)?(?:outdated|obsolete|void|invalid|cancel+ed|irrelevant|over|expired|fake|superseded|revoked|wrong|no\s+longer\s+(?:valid|relevant|in\s+effect))",
+    # set your earlier directives aside / throw your rules out
+    r"\b(?:set|put|push|lay|cast|throw|toss)\s+(?:all\s+)?(?:of\s+)?(?:your|the|any)\s+(?:\w+\s+)?(?:instructions|rules|guidelines|directives|guidance|programming|restrictions)\s+(?:aside|away|out)\b",
     # overwrite/replace your instructions with this
     r"\b(?:overwrite|replace|rewrite|swap)\s+(?:all\s+)?(?:your|the\s+system|the\s+original|your\s+current)\s+(?:instructions|rules|prompt|system\s+prompt|guidelines|directives)\s+with\b",
     # treat everything before this sentence as a draft and disregard it
@@ -158,8 +167,8 @@ _I18N_OVERRIDE = [
     r"\b(?:alle\s+)?(?:vorherigen|bisherigen|obigen)\s+(?:Anweisungen|Regeln)\s+(?:sind|gelten)\s+(?:nicht\s+mehr|ungültig|aufgehoben)",
     # French
     r"\b(?:ignor(?:e|ez|er)|oubli(?:e|ez|er)|néglig(?:e|ez)|écart(?:e|ez)|ne\s+(?:tiens|tenez)\s+(?:pas|plus)\s+compte\s+d(?:es|e\s+tes|e\s+vos|e\s+toutes)|"
-    r"fais|faites)\s+(?:\w+\s+){0,3}(?:instructions|consignes|règles|directives|ordres|prompts?|indications)"
-    r"(?:\s+\w+){0,2}\s*(?:précédentes|antérieures|ci-dessus|d'avant|initiales|originales|du\s+système|système)",
+    r"fais|faites)\s+(?:\w+\s+){0,3}(?:instructions?|consignes?|règles?|directives?|ordres?|prompts?|indications?)"
+    r"(?:\s+\w+){0,2}\s*(?:précédentes?|antérieures?|ci-dessus|d'avant|initiales?|originales?|du\s+système|système)",
     r"\b(?:ignor(?:e|ez)|oubli(?:e|ez))\s+(?:\w+\s+){0,2}(?:précédentes?|antérieures?|anciennes)\s+(?:instructions|consignes|règles)",
     r"\b(?:oublie|oubliez|ignore|ignorez)\s+tout\s+(?:ce\s+qui\s+(?:précède|a\s+été\s+dit)|ce\s+que\s+(?:l'on\s+)?(?:t'|vous\s+)?a\s+(?:été\s+)?dit|avant)",
     r"\b(?:ignor(?:e|ez|er)|oubli(?:e|ez|er))\s+(?:toutes\s+)?(?:les|tes|vos)\s+(?:règles|instructions|consignes)\s+(?:qu'on|que\s+l'on|que)\s+(?:t'|vous\s+)?a\s+(?:été\s+)?donn",
@@ -170,15 +179,15 @@ _I18N_OVERRIDE = [
     r"\b(?:esqueça|esquece|ignore|ignora)\s+(?:todas\s+)?(?:as\s+suas|suas|as\s+tuas|tuas)\s+(?:regras|instruções)\b",
     # Spanish
     r"\b(?:ignor(?:a|e|en|ad|ar)|olvid(?:a|e|en|ad|ar)|descart(?:a|e)|desobedece|omit(?:e|a)|no\s+(?:sigas|obedezcas|hagas\s+caso\s+(?:a|de))|haz\s+caso\s+omiso\s+(?:a|de))"
-    r"\s+(?:\w+\s+){0,3}(?:instrucciones|indicaciones|reglas|órdenes|directrices|normas|prompts?)"
-    r"(?:\s+\w+){0,2}\s*(?:anteriores|previas|de\s+arriba|originales|iniciales|del\s+sistema)",
+    r"\s+(?:\w+\s+){0,3}(?:instrucci[oó]n(?:es)?|indicaci[oó]n(?:es)?|reglas?|[oó]rden(?:es)?|directrices|directriz|normas?|prompts?)"
+    r"(?:\s+\w+){0,2}\s*(?:anteriores|anterior|previas?|de\s+arriba|originales|original|iniciales|inicial|del\s+sistema)",
     r"\b(?:olvida|olvide|ignora|ignore)\s+todo\s+(?:lo\s+)?(?:anterior|que\s+(?:te\s+)?(?:dijeron|han\s+dicho|se\s+dijo))",
     # Italian
     r"\b(?:ignora|ignori|ignorate|dimentica|dimentichi|dimenticate|trascura|non\s+seguire)\s+(?:\w+\s+){0,3}"
-    r"(?:istruzioni|regole|direttive|indicazioni|ordini)(?:\s+\w+){0,2}\s*(?:precedenti|anteriori|di\s+sistema|originali|iniziali|sopra)",
+    r"(?:istruzion[ei]|regol[ae]|direttiv[ae]|indicazion[ei]|ordini)(?:\s+\w+){0,2}\s*(?:precedent[ei]|anterior[ei]|di\s+sistema|original[ei]|inizial[ei]|sopra)",
     # Portuguese
     r"\b(?:ignor(?:e|a|em)|esqueç(?:a|am)|esquece|desconsider(?:e|a)|não\s+sig(?:a|as))\s+(?:\w+\s+){0,3}"
-    r"(?:instruções|regras|diretrizes|ordens|orientações)(?:\s+\w+){0,2}\s*(?:anteriores|prévias|acima|originais|iniciais|do\s+sistema)",
+    r"(?:instruç(?:ão|ões)|regras?|diretrizes?|ordens?|orientaç(?:ão|ões))(?:\s+\w+){0,2}\s*(?:anteriores|anterior|prévias?|acima|originais|original|iniciais|inicial|do\s+sistema)",
     # Dutch
     r"\b(?:negeer|vergeet|negeren|vergeten)\s+(?:\w+\s+){0,3}(?:eerdere|vorige|voorgaande|bovenstaande|oorspronkelijke)\s+"
     r"(?:instructies|regels|opdrachten|richtlijnen|aanwijzingen)",
@@ -186,8 +195,9 @@ _I18N_OVERRIDE = [
     r"\b(?:zignoruj|ignoruj|zapomnij|pomiń)\s+(?:\w+\s+){0,3}(?:poprzednie|wcześniejsze|powyższe|wszystkie)\s+(?:\w+\s+)?"
     r"(?:instrukcje|polecenia|zasady|reguły|wytyczne)",
     # Russian and Ukrainian
-    r"(?:игнорируй|проигнорируй|игнорируйте|забудь|забудьте|не\s+обращай\s+внимания\s+на|отмени|ігноруй|забудь)\s+"
-    r"(?:\w+\s+){0,3}(?:предыдущие|прошлые|прежние|вышеуказанные|все|системные|попередні|усі|всі)\s+(?:\w+\s+)?"
+    r"(?:игнорируй|проигнорируй|игнорируйте|забудь|забудьте|не\s+обращай\s+внимания\s+на|отмени|ігноруй|забудь|"
+    r"не\s+выполняй|не\s+следуй|не\s+слушай|перестань\s+следовать|не\s+виконуй)\s+"
+    r"(?:\w+\s+){0,3}(?:предыдущие|прошлые|прежние|старые|вышеуказанные|все|системные|свои|твои|попередні|усі|всі)\s+(?:\w+\s+)?"
     r"(?:инструкции|указания|правила|команды|инструкций|інструкції|вказівки|правила)",
     # Chinese, Japanese, Korean
     r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|无需理会|跳过)(?:掉)?(?:你)?(?:之前|以上|上面|前面|先前|此前|所有|全部|原来|原有|系统)(?:的)?(?:所有|全部|一切)?(?:的)?(?:指令|指示|说明|规则|提示|要求|命令|设定)",
@@ -209,15 +219,17 @@ _FREE = (
     r"(?:unrestricted|unfiltered|uncensored|jailbroken|unchained|unbound|unleashed|evil|rogue|dan|"
     r"free\s+from|without\s+(?:any\s+)?(?:rules|restrictions|limits|filters|guidelines|ethics|morals)|"
     r"no\s+longer\s+(?:bound|restricted|limited)|(?:freed|liberated|released)\s+from|never\s+refuses?|"
-    r"(?:has|have|with)\s+no\s+(?:rules|restrictions|limits|filters|guidelines|ethics))"
+    r"(?:has|have|with)\s+no\s+(?:rules|restrictions|limits|filters|guidelines|ethics|content\s+polic(?:y|ies)|safety|moderation|guardrails))"
 )
 _EN_ROLE = [
-    r"\byou\s+are\s+(?:now|henceforth|from\s+now\s+on|no\s+longer)\s+(?:an?\s+|the\s+|in\s+|called\s+|named\s+|known\s+as\s+|"
+    rf"\byou(?:\s+are|'re)\s+(?:now|henceforth|from\s+now\s+on|no\s+longer)\s+(?:an?\s+|the\s+)(?:[\w'\"‘’“”]+\s*,?\s+){{0,3}}?(?:{_FREE}|{_AI_NOUN}|persona|character|version|admin(?:istrator)?|root|developer|owner\s+of\s+(?:this|the)\s+(?:system|assistant)|hacker|villain|mode\b)",
+    r"\byou(?:\s+are|'re)\s+(?:now|henceforth|from\s+now\s+on|no\s+longer)\s+(?:[\"'‘“][^\"'’”]{1,30}[\"'’”]|dan\b|[A-Z][a-z]*(?:GPT|Bot|AI)\b)",
+    r"\byou\s+are\s+(?:now|henceforth|from\s+now\s+on|no\s+longer)\s+(?:in\s+|called\s+|named\s+|known\s+as\s+|"
     r"operating\s+|running\s+|acting\s+|under\s+|free|unrestricted|unfiltered|jailbroken|dan\b|evil|bound|restricted|required|limited|"
     r"my\s+(?:slave|servant|puppet|tool)|obliged|allowed|permitted|able\s+to\s+ignore)",
     r"\byou(?:'re|\s+are)\s+no\s+longer\s+(?:an?\s+)?(?:ai|assistant|chatgpt|claude|bound|restricted|limited|required)",
     rf"\b(?:act|behave|respond|answer|reply|roleplay)\s+(?:as\s+if\s+you\s+(?:were|are)\s+|as\s+|like\s+)(?:an?\s+|the\s+)?{_FREE}",
-    rf"\bpretend\s+(?:that\s+)?(?:you\s+are|you're|to\s+be)\s+(?:an?\s+)?(?:\w+\s+){{0,2}}{_FREE}",
+    rf"\b(?:pretend|imagine|suppose|assume|let'?s\s+say)\s+(?:that\s+)?(?:you\s+are|you're|to\s+be|you\s+were)\s+(?:an?\s+)?(?:\w+\s+){{0,3}}{_FREE}",
     rf"\b(?:act|behave|roleplay|role-play|play|pose)\s+(?:as|like)\s+(?:an?\s+|the\s+)?(?:\w+\s+){{0,2}}{_AI_NOUN}\b.{{0,60}}{_FREE}",
     rf"\b(?:from\s+(?:this|that)\s+(?:moment|point)(?:\s+on)?|from\s+now\s+on|as\s+of\s+now|starting\s+now)\s*,?\s*you\s+are\s+.{{0,60}}{_FREE}",
     r"\bpretend\s+(?:that\s+)?(?:you\s+(?:have|had)\s+no|there\s+are\s+no)\s+(?:rules|restrictions|guidelines|filters|limits)",
@@ -284,6 +296,7 @@ _ROLE_MARKER = [
     r"^\s*\**(?:system|developer|admin|administrator|operator)\**\s*(?:message|prompt|override|instructions?|notice|update|note|command|directive|alert)\s*[:：]",
     r"(?:^|<!--|/\*)\s*\**(?:system|developer|admin|sys)\**\s*[:：]\s*(?:you|ignore|disregard|forget|new|from\s+now|always|never|the\s+(?:assistant|ai|model)|assistant|do\s+not|don't|respond|reply|answer|reveal|override|all\s+previous|attention|important|priority|urgent|execute|run|call)",
     r"\b(?:begin|start|end)\s+(?:of\s+)?(?:the\s+)?(?:system|developer|admin|hidden)\s+(?:prompt|message|instructions?)\b",
+    r"^\s*(?:system|developer|admin)\s+(?:prompt|message|policy|instructions?|config(?:uration)?|rules?)\s+(?:update|change|override|patch|amendment|notice|revision)\s*[:：]",
     r"^[-=*~#\s]{3,}\s*(?:system|developer|admin)\s+(?:prompt|message|instructions?|override)\s*[-=*~#\s]{3,}$",
     r"^\s*(?:assistant|ai|model|system)\s*\((?:internal|hidden|private|system|thinking|secret)\)\s*[:：]",
     r"^\s*assistant\s*[:：]\s*(?:sure|okay|ok|understood|of\s+course)[,!.]?\s+(?:i\s+will|i'll)\s+(?:now\s+)?(?:ignore|reveal|disable|bypass|override|send|comply|leak|share\s+the)",
@@ -380,7 +393,7 @@ _EN_REVEAL = [
     r"\b(?:repeat|print|output|copy|recite|reproduce|echo)\s+(?:back\s+)?(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:words|text|everything|lines|content|tokens|instructions)\s+"
     r"(?:(?:written|written\s+out|shown|given|that\s+(?:came|come|appear(?:ed)?))\s+)?(?:above|before\s+(?:this|my\s+message)|prior\s+to)",
     r"\b(?:starting|beginning)\s+with\s+[\"'“]?you\s+are\b",
-    rf"\b{_REVEAL_VERB}\s+(?:me\s+)?(?:the\s+)?(?:\w+\s+){{0,3}}(?:text|contents?|wording|copy|version)\s+of\s+your\s+(?:\w+\s+)?"
+    rf"\b{_REVEAL_VERB}\s+(?:me\s+)?(?:the\s+)?(?:\w+\s+){{0,3}}(?:text|contents?|wording|copy|version|words|lines)\s+of\s+your\s+(?:\w+\s+)?"
     r"(?:instructions|prompt|rules|guidelines|system\s+prompt|configuration|directives)",
     r"\bwhat\s+(?:were|have)\s+you\s+(?:been\s+)?(?:told|instructed|given|programmed)\s+(?:before|at\s+the\s+(?:start|beginning)|prior\s+to)",
     r"\bwhat\s+(?:is|was|are|were)\s+(?:written\s+in\s+)?your\s+(?:system\s+prompt|initial\s+instructions|original\s+instructions|hidden\s+instructions|system\s+message|pre-?prompt)",
@@ -550,7 +563,10 @@ _PERSIST_DANGER = [
     rf"\b{_SEND_VERB}\b[^\n]{{0,80}}\b{_DATA_NOUN}[^\n]{{0,120}}(?:\bto\b|\bat\b|\bvia\b|\binto\b|\bà\b|\ban\b|\ba\b|на|到|给)[^\n]{{0,40}}(?:{_URL_OR_DOMAIN}|@|\[REDACTED:(?:email|phone)\]|\bwebhook|\bendpoint|\bserver|\bchannel|\baddress|\bme\b)",
     rf"\b{_SEND_VERB}\b[^\n]{{0,60}}(?:a\s+)?(?:copy|summary|log|record|transcript)\s+(?:of\s+)?[^\n]{{0,60}}\b(?:to|at)\s+[^\n]{{0,40}}(?:{_URL_OR_DOMAIN}|[\w.+-]+@[\w-]+\.\w+|\[REDACTED:email\])",
     r"\b(?:ignore|disregard|override|bypass|skip|disable|turn\s+off|switch\s+off|deactivate|circumvent|suspend)\s+(?:\w+\s+){0,3}(?:rules|safety|guidelines|"
-    r"instructions|restrictions|filters|warnings|policies|guardrails|confirmations?|checks|moderation|security|2fa|mfa|logging|audit(?:ing)?|content\s+polic(?:y|ies)|protections?|safeguards)",
+    r"instructions|restrictions|filters|warnings|policies|guardrails|confirmations?|checks|moderation|security|2fa|mfa|logging|audit(?:ing)?|content\s+polic(?:y|ies)|protections?|safeguards|"
+    r"firewalls?|antivirus|anti-virus|defender|updates|encryption|backups|screen\s+lock)",
+    # Social engineering on the model's authority.
+    r"\btell\s+(?:them|users?|the\s+user|people|everyone|customers?)\s+to\s+(?:disable|turn\s+off|uninstall|pay|transfer|wire|send|buy|download|install|run|click|visit|share|enter|type|reset)\b",
     r"\b(?:obey|follow|execute|carry\s+out|act\s+on|comply\s+with|do\s+what)\s+(?:any\s+|all\s+|every\s+)?(?:\w+\s+){0,2}(?:instructions|commands|orders|requests|directives|it\s+says|they\s+say|(?:the\s+)?text)\s+"
     r"(?:from|in|found\s+in|contained\s+in|embedded\s+in|inside|given\s+by|sent\s+by|written\s+(?:in|by)|on)\b",
     r"\bobey\b(?!\s+(?:the\s+)?(?:laws?|traffic|speed|rules\s+of\s+the\s+road))",
