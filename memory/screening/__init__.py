@@ -91,7 +91,9 @@ def screen_strict(text: str) -> ScreenResult:
     return result
 
 
-# Facts of these kinds, or this important, can be promoted into core memory.
+# Facts of these kinds, or this important, can be promoted into core memory
+# (memory.services.core.is_identity_grade; the importance is
+# core_patch.IDENTITY_IMPORTANCE, kept here so screening imports no service).
 _PROMPT_KINDS = frozenset({"instruction", "preference"})
 _PROMPT_IMPORTANCE = 0.8
 
