@@ -103,13 +103,16 @@ except ValueError as exc:
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers run beside the single writer; IMMEDIATE takes the write
     # lock at BEGIN so two writers queue on busy_timeout instead of failing
-    # with "database is locked" halfway through a transaction.
+    # with "database is locked" halfway through a transaction. secure_delete
+    # overwrites deleted rows with zeros, so forgotten text does not linger in
+    # free pages of the file (memory.services.reclaim does the rest).
     _db["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
         "init_command": (
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-            "PRAGMA busy_timeout=20000; PRAGMA foreign_keys=ON; PRAGMA cache_size=-64000;"
+            "PRAGMA busy_timeout=20000; PRAGMA foreign_keys=ON; PRAGMA cache_size=-64000; "
+            "PRAGMA secure_delete=ON;"
         ),
     }
     # A file, not memory, so worker processes started by integration tests

@@ -97,8 +97,31 @@ class MemoryForgetIn(Schema):
     )
 
 
+class ForgetCheckOut(Schema):
+    place: str = Field(
+        description="table | fts | query | vectors | cache | mirror | files | database_file"
+    )
+    name: str
+    found: int = Field(description="What is still there after the forget; 0 when clean.")
+
+
+class ForgetVerificationOut(Schema):
+    """Where a hard forget or a wipe looked for what it removed, and what it found."""
+
+    verified: bool
+    found: int
+    checked: list[ForgetCheckOut]
+    not_checked: list[str]
+    storage: dict[str, Any] = Field(
+        description="What was done to the database files (checkpoint, VACUUM, index merge)."
+    )
+
+
 class MemoryForgetOut(Schema):
     forgotten: int
+    verification: ForgetVerificationOut | None = Field(
+        default=None, description="Only for hard forgets and wipes."
+    )
 
 
 class MemorySearchIn(Schema):
@@ -292,9 +315,9 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
     }
 
 
-@router.post("/memory/forget", response=MemoryForgetOut)
-def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, int]:
-    count = forget.forget(
+@router.post("/memory/forget", response=MemoryForgetOut, exclude_none=True)
+def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, Any]:
+    done = forget.forget_with_report(
         space=_space(request),
         item_id=payload.item_id,
         query=payload.query,
@@ -303,7 +326,7 @@ def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, i
         hard=payload.hard,
         actor=_actor(request),
     )
-    return {"forgotten": count}
+    return {"forgotten": done.count, "verification": done.verification}
 
 
 @router.post("/memory/report", response=MemoryReportOut)

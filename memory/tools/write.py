@@ -371,6 +371,10 @@ class ForgetOut(ToolResult):
     forgotten: int
     ids: list[str] = Field(default_factory=list)
     dry_run: bool = False
+    verification: dict[str, Any] | None = Field(
+        default=None,
+        description="Hard forgets and wipes: every place searched afterwards and what was found.",
+    )
 
 
 @tool(
@@ -401,7 +405,7 @@ def memory_forget(ctx: ToolContext, args: ForgetIn) -> dict[str, Any]:
         return {"forgotten": len(found), "ids": [str(i.pk) for i in found], "dry_run": True}
     if args.item_id is not None:
         item_or_404(ctx.space, args.item_id)
-    count = forget.forget(
+    done = forget.forget_with_report(
         space=ctx.space,
         item_id=args.item_id,
         query=args.query,
@@ -410,7 +414,7 @@ def memory_forget(ctx: ToolContext, args: ForgetIn) -> dict[str, Any]:
         hard=args.hard,
         actor=ctx.actor,
     )
-    return {"forgotten": count}
+    return {"forgotten": done.count, "verification": done.verification}
 
 
 # --- memory_facts ----------------------------------------------------------------------------
