@@ -68,6 +68,10 @@ class MemorySaveOut(Schema):
     # already there): still 200, since the request was valid and its intent
     # holds. Every save endpoint answers this way.
     changed: bool = False
+    # The fact was stored quarantined (never recalled), or the core entry
+    # refused, by the injection screen; `reasons` says why.
+    quarantined: bool = False
+    reasons: list[str] = Field(default_factory=list)
 
 
 class MemoryForgetIn(Schema):
@@ -168,6 +172,9 @@ class RememberFactOut(Schema):
     id: str | None
     action: str
     superseded: list[str] = Field(default_factory=list)
+    # Stored quarantined by the injection screen (never recalled), and why.
+    quarantined: bool = False
+    reasons: list[str] = Field(default_factory=list)
 
 
 class RecallAliasIn(Schema):
@@ -219,6 +226,8 @@ def save_fact(*, space: Space, source: str, **fields: Any) -> dict[str, Any]:
         "id": str(item_id) if item_id is not None else None,
         "action": str(_field(outcome, "action", "ADD")),
         "superseded": _ids(_field(outcome, "superseded", [])),
+        "quarantined": bool(_field(outcome, "quarantined", False)),
+        "reasons": list(_field(outcome, "reasons", [])),
     }
 
 
@@ -274,7 +283,12 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
             "ok": True,
             "block": "auto",
             "usage": 0.0,
-            "message": f"Saved to long-term memory ({saved['action']}).",
+            "message": (
+                f"Quarantined by the injection screen ({', '.join(saved['reasons'])}): "
+                "stored for review, never recalled."
+                if saved["quarantined"]
+                else f"Saved to long-term memory ({saved['action']})."
+            ),
             **saved,
             "changed": saved["action"] != "NOOP",
         }
@@ -296,6 +310,8 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
         "budget_tokens": result.block.budget_tokens,
         "demoted": [str(i) for i in result.demoted],
         "changed": result.changed,
+        "quarantined": bool(result.reasons),
+        "reasons": result.reasons,
     }
 
 
