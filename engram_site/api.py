@@ -13,6 +13,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 
+from engram_site import ratelimit
 from engram_site.jsonbody import BodyError, read_object
 from engram_site.openapi import DocumentedAPI
 from engram_site.types import SpaceRequest
@@ -22,10 +23,19 @@ from memory.services.spaces import authenticate
 
 
 class ApiKeyAuth(HttpBearer):
+    def __call__(self, request: HttpRequest) -> ApiKey | None:
+        key = super().__call__(request)
+        if key is None:
+            # No key, or not a valid one: counted per client address, so
+            # guessing keys is as limited as using one.
+            ratelimit.check_address(request.META.get("REMOTE_ADDR") or "unknown")
+        return cast(ApiKey | None, key)
+
     def authenticate(self, request: HttpRequest, token: str) -> ApiKey | None:
         key = authenticate(token)
         if key is None:
             return None
+        ratelimit.check_key(key.prefix)
         # From here on the request is a SpaceRequest: operations declare it so.
         space_request = cast(SpaceRequest, request)
         space_request.space = key.space
@@ -90,6 +100,13 @@ def on_auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpRespons
     return api.create_response(
         request, {"detail": "missing, unknown or revoked API key"}, status=401
     )
+
+
+@api.exception_handler(ratelimit.RateLimited)
+def on_rate_limited(request: HttpRequest, exc: ratelimit.RateLimited) -> HttpResponse:
+    response = api.create_response(request, {"detail": exc.detail}, status=429)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(Http404)

@@ -8,6 +8,8 @@ import math
 from functools import partial
 from typing import Any
 
+from django.conf import settings
+
 from engram_site.bounds import INT64_MAX, INT64_MIN
 
 
@@ -48,6 +50,8 @@ def read_object(raw: bytes) -> dict[str, Any]:
         raise BodyError(
             f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
         ) from None
+    except RecursionError:  # deeper than Python's parser goes
+        raise BodyError(_too_deep()) from None
     if not isinstance(data, dict):
         # Every operation's body is an object; ninja would otherwise read
         # an array or a scalar as an empty body and take the defaults.
@@ -55,6 +59,8 @@ def read_object(raw: bytes) -> dict[str, Any]:
             f"body: expected a JSON object of named arguments, got {_json_kind(data)}",
             status=422,
         )
+    # Before anything below walks the body recursively.
+    _check_depth(data)
     if suspect:
         where = _out_of_range_path(data)
         if where is not None:
@@ -71,6 +77,33 @@ def read_object(raw: bytes) -> dict[str, Any]:
                 status=422,
             )
     return data
+
+
+def _too_deep() -> str:
+    limit = settings.MAX_JSON_DEPTH
+    return (
+        f"the body nests objects and arrays more than {limit} levels deep; the limit is "
+        f"{limit} (ENGRAM_MAX_JSON_DEPTH)"
+    )
+
+
+def _check_depth(data: Any) -> None:
+    """Refuse bodies nested deeper than ENGRAM_MAX_JSON_DEPTH: every part of
+    Engram that walks a body (screening, redaction, export) recurses, and
+    no real turn, fact or import nests anywhere near the limit."""
+    level = [data]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > settings.MAX_JSON_DEPTH:
+            raise BodyError(_too_deep())
+        level = [
+            child
+            for value in level
+            if isinstance(value, (dict, list))
+            for child in (value.values() if isinstance(value, dict) else value)
+            if isinstance(child, (dict, list))
+        ]
 
 
 def _refuse_constant(name: str) -> Any:

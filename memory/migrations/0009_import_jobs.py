@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0007_retractions"),
+        ("memory", "0008_space_host_access"),
     ]
 
     operations = [
