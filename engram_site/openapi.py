@@ -65,6 +65,8 @@ def error_statuses(operation: Operation) -> list[int]:
         statuses.append(413)  # over ENGRAM_MAX_BODY_BYTES
     if sources or _reads_body(operation):
         statuses.append(422)  # validation, named per field
+    if operation.auth_callbacks:
+        statuses.append(429)  # over ENGRAM_RATE_LIMIT (per key, or per address without one)
     return statuses
 
 
@@ -96,6 +98,13 @@ class _Schema(OpenAPISchema):
                 "description": http_responses.get(status, "Error"),
                 "content": {self.api.renderer.media_type: {"schema": schema}},
             }
+            if status == 429:
+                result[status]["headers"] = {
+                    "Retry-After": {
+                        "description": "Seconds until the key may call again.",
+                        "schema": {"type": "integer"},
+                    }
+                }
         return dict(sorted(result.items()))
 
 
