@@ -77,6 +77,7 @@ class Stack:
     worker: workers.Proc | None = None
     beat: workers.Proc | None = None
     worker_starts: int = 0
+    crashes: int = 0  # workers or beats found dead and restarted
 
     @property
     def base(self) -> str:
@@ -98,6 +99,22 @@ class Stack:
         self.beat = workers.beat(
             self.env, self.logs / "beat.log", self.logs / f"beat-{self.port}"
         ).start()
+
+    def watch(self) -> None:
+        """Restart a worker or beat that died, as ./run and the compose file's
+        restart policy do (a Celery worker exits when Redis drops mid-ack)."""
+        if self.worker is not None and self.worker.proc and self.worker.proc.poll() is not None:
+            self.crashes += 1
+            self.start_worker()
+        if self.beat is not None and self.beat.proc and self.beat.proc.poll() is not None:
+            self.crashes += 1
+            self.start_beat()
+
+    def sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.watch()
+            time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
 
     def stop(self) -> None:
         for proc in (self.worker, self.beat, self.web):
@@ -173,7 +190,9 @@ def open_jobs(space_id: int) -> int:
     return IngestJob.objects.filter(space_id=space_id, status__in=["pending", "running"]).count()
 
 
-def wait_drained(space_id: int, timeout: float, *, tick: Callable[[], None] | None = None) -> float:
+def wait_drained(
+    s: Stack, space_id: int, timeout: float, *, tick: Callable[[], None] | None = None
+) -> float:
     """Seconds until no job of the space is pending or running (-1 if not
     within `timeout`). `tick` runs every half second meanwhile."""
     started = time.monotonic()
@@ -182,7 +201,7 @@ def wait_drained(space_id: int, timeout: float, *, tick: Callable[[], None] | No
             return time.monotonic() - started
         if tick is not None:
             tick()
-        time.sleep(0.5)
+        s.sleep(0.5)
     return -1.0
 
 
@@ -348,10 +367,10 @@ def flaky_llm(
 
         while not poster.done.is_set():
             tick()
-            time.sleep(0.5)
+            s.sleep(0.5)
         thread.join()
         posted = time.monotonic() - started
-        drained = wait_drained(space_id, drain_timeout, tick=tick)
+        drained = wait_drained(s, space_id, drain_timeout, tick=tick)
         requests = len(fake.requests)
         faults = dict(fake.faults)
     figures = verify(space_id, poster.acked)
@@ -389,16 +408,18 @@ def redis_outage(
         poster = Poster(key=key, base=lambda: s.base, total=saves, rate=rate)
         t0 = time.monotonic()
         thread = poster.start()
-        time.sleep(max(0.0, outage_at - (time.monotonic() - t0)))
+        s.sleep(max(0.0, outage_at - (time.monotonic() - t0)))
         down_at = time.monotonic() - t0
         s.redis.kill()
-        time.sleep(outage)
+        s.sleep(outage)
         s.redis.start()
         up_at = time.monotonic() - t0
-        thread.join()
+        while thread.is_alive():
+            s.sleep(0.5)
         posted = time.monotonic() - t0
-        drained = wait_drained(space_id, drain_timeout)
+        drained = wait_drained(s, space_id, drain_timeout)
         after_up = (time.monotonic() - t0) - up_at if drained >= 0 else -1.0
+        crashes = s.crashes
     during = [(code, took) for at, code, took in poster.timeline if down_at <= at < up_at]
     figures = verify(space_id, poster.acked)
     return {
@@ -411,6 +432,7 @@ def redis_outage(
         "post_statuses": poster.statuses,
         "posted_s": round(posted, 1),
         "drained_after_redis_back_s": round(after_up, 1),
+        "worker_or_beat_restarts": crashes,
         **figures,
     }
 
@@ -437,7 +459,7 @@ def gunicorn_kill(
         kills = 0
         t0 = time.monotonic()
         while time.monotonic() - t0 < duration:
-            time.sleep(kill_every)
+            s.sleep(kill_every)
             assert s.web is not None
             s.web.kill()
             kills += 1
@@ -446,7 +468,7 @@ def gunicorn_kill(
             p.stop.set()
         for t in threads:
             t.join(timeout=60)
-        drained = wait_drained(space_id, drain_timeout)
+        drained = wait_drained(s, space_id, drain_timeout)
     acked = [ref for p in posters for ref in p.acked]
     statuses: dict[str, int] = {}
     for p in posters:
