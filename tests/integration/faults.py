@@ -261,6 +261,7 @@ class Poster:
     rate: float = 0.0  # turns per second; 0 = as fast as the server answers
     prefix: str = "f"
     varied: bool = False  # phrasings only an LLM extracts (see text())
+    offset: int = 0  # posters side by side post different texts
     acked: list[str] = field(default_factory=list)
     statuses: dict[str, int] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
@@ -286,7 +287,7 @@ class Poster:
                         {
                             "session_id": f"s{i % 13}",
                             "role": "user",
-                            "text": text(i, varied=self.varied),
+                            "text": text(self.offset + i, varied=self.varied),
                             "ref": r,
                         }
                         for i, r in zip(range(first, first + len(refs)), refs, strict=True)
@@ -332,16 +333,19 @@ def flaky_llm(
     llm_timeout: float = 2.0,
     drain_timeout: float = 1800.0,
     redis: bool = True,
+    lease: int = 15,
 ) -> dict[str, Any]:
     """Saves while the LLM answers garbage or hangs now and then and the
     worker is SIGKILLed every `kill_every` seconds and restarted."""
     from tests.fakes.llm_server import FakeLLM
 
-    # Short leases so a killed job is taken over in seconds, not minutes.
+    # A short lease so a killed job is taken over in seconds, not minutes,
+    # and a sweeper to match (the production defaults are 300 s and 60 s).
     engram = {
-        "JOB_LEASE_SECONDS": "15",
-        "SWEEP_INTERVAL_SECONDS": "5",
-        "SWEEP_UNSENT_AFTER_SECONDS": "10",
+        "JOB_LEASE_SECONDS": str(lease),
+        "SWEEP_INTERVAL_SECONDS": str(max(1, lease // 3)),
+        "SWEEP_UNSENT_AFTER_SECONDS": str(max(1, lease * 2 // 3)),
+        "JOB_MAX_ATTEMPTS": "10",
         "LLM_BUDGET_PER_HOUR": "10000000",
     }
     space_id, key = new_key("faults-flaky")
@@ -440,29 +444,34 @@ def redis_outage(
 def gunicorn_kill(
     logs: Path,
     *,
-    duration: float = 20.0,
+    kills: int = 15,
     kill_every: float = 4.0,
     writers: int = 4,
     batch: int = 5,
     drain_timeout: float = 300.0,
 ) -> dict[str, Any]:
     """Writers post turns nonstop while the whole gunicorn (master and
-    workers) is SIGKILLed every `kill_every` s and restarted: every turn
-    that was answered 202 must be stored, with its ingest job done."""
+    workers) is SIGKILLed `kills` times, `kill_every` s after it answers
+    again: every turn that was answered 202 must be stored, once, with its
+    ingest job done."""
     space_id, key = new_key("faults-web")
     with stack(logs, redis=False) as s:
         posters = [
-            Poster(key=key, base=lambda: s.base, total=10**9, batch=batch, prefix=f"g{w}-")
+            Poster(
+                key=key,
+                base=lambda: s.base,
+                total=10**9,
+                batch=batch,
+                prefix=f"g{w}-",
+                offset=w * 10**7,
+            )
             for w in range(writers)
         ]
         threads = [p.start() for p in posters]
-        kills = 0
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < duration:
+        for _ in range(kills):
             s.sleep(kill_every)
             assert s.web is not None
             s.web.kill()
-            kills += 1
             s.start_web()
         for p in posters:
             p.stop.set()
