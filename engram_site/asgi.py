@@ -7,6 +7,12 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "engram_site.settings")
+# Under ASGI each request runs its view in a thread of its own, so a
+# persistent database connection is never reused: it lingers until its
+# thread is collected, and 48 concurrent clients took PostgreSQL past its
+# max_connections within seconds ("sorry, too many clients already", a 500).
+# As Django advises for ASGI, connections close at the end of each request.
+os.environ["ENGRAM_DB_CONN_MAX_AGE"] = "0"
 django_app = get_asgi_application()
 
 from starlette.types import Receive, Scope, Send  # noqa: E402

@@ -41,15 +41,18 @@ def test_flaky_llm_and_worker_kills_lose_and_double_nothing(tmp_path):
 
 
 def test_gunicorn_sigkill_mid_write_loses_no_acknowledged_turn(tmp_path):
-    figures = faults.gunicorn_kill(tmp_path, kills=2, kill_every=2)
-    assert figures["gunicorn_sigkills"] >= 2 and figures["acknowledged"] > 0
+    # No worker: what is checked is the web side (bench_faults also drains).
+    figures = faults.gunicorn_kill(tmp_path, kills=2, kill_every=2, drain=False)
+    assert figures["gunicorn_sigkills"] == 2 and figures["acknowledged"] > 0
     # the kills really cut requests off (those were not acknowledged, and retried)
     assert set(figures["post_statuses"]) - {"202"}, figures
-    assert held(figures) == NOTHING_LOST, figures
+    assert figures["jobs"] == figures["turns"] >= figures["acknowledged"]
+    lost = ("turns_missing", "turns_duplicated", "turns_without_job")
+    assert {k: figures[k] for k in lost} == dict.fromkeys(lost, 0), figures
 
 
 def test_writers_beside_readers_never_see_a_locked_database(tmp_path):
-    figures = faults.mixed_load(tmp_path, duration=15, writers=16, readers=32, seed_turns=300)
+    figures = faults.mixed_load(tmp_path, duration=15, writers=16, readers=32, seed_turns=200)
     assert figures["writes"] > 100 and figures["reads"] > 100, figures
     assert figures["database_locked"] == 0 and figures["errors"] == {}, figures
     # The target is p99 < 1 s (bench_faults --scenario load, on a quiet
