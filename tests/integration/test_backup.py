@@ -70,7 +70,9 @@ def test_backup_under_write_load_restores_every_row(api_key, tmp_path, restore_t
         dest = tmp_path / "backup"
         call_command("backup", str(dest))
         after = len(acked)
-        time.sleep(0.5)
+        deadline = time.monotonic() + 30
+        while len(acked) <= after and time.monotonic() < deadline:
+            time.sleep(0.05)  # a write after the snapshot, which it must not hold
     finally:
         stop.set()
         for t in threads:
