@@ -2,10 +2,14 @@
 # Celery beat differ only in their command (see docker-compose.yml).
 FROM python:3.11-slim
 
+# ENGRAM_PRODUCTION: an image is for serving behind a TLS proxy (HTTPS
+# redirect, HSTS, secure cookies; README "Production"). Set it to false to
+# try the image over plain HTTP.
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    ENGRAM_DATA_DIR=/data
+    ENGRAM_DATA_DIR=/data \
+    ENGRAM_PRODUCTION=true
 
 WORKDIR /app
 COPY pyproject.toml README.md ./
@@ -20,4 +24,5 @@ RUN useradd --system --home /app engram \
 USER engram
 VOLUME ["/data"]
 EXPOSE 8000
-CMD ["gunicorn", "engram_site.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+# As ./run serves it: ASGI with uvicorn workers, so MCP at /mcp is served too.
+CMD ["gunicorn", "engram_site.asgi:application", "--worker-class", "uvicorn.workers.UvicornWorker", "--bind", "0.0.0.0:8000", "--workers", "2", "--access-logfile", "-"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI, Swagger
@@ -14,6 +15,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 
+from engram_site import ratelimit
 from engram_site.types import SpaceRequest
 from memory.errors import EngramError
 from memory.models import ApiKey
@@ -21,10 +23,19 @@ from memory.services.spaces import authenticate
 
 
 class ApiKeyAuth(HttpBearer):
+    def __call__(self, request: HttpRequest) -> ApiKey | None:
+        key = super().__call__(request)
+        if key is None:
+            # No key, or not a valid one: counted per client address, so
+            # guessing keys is as limited as using one.
+            ratelimit.check_address(request.META.get("REMOTE_ADDR") or "unknown")
+        return cast(ApiKey | None, key)
+
     def authenticate(self, request: HttpRequest, token: str) -> ApiKey | None:
         key = authenticate(token)
         if key is None:
             return None
+        ratelimit.check_key(key.prefix)
         # From here on the request is a SpaceRequest: operations declare it so.
         space_request = cast(SpaceRequest, request)
         space_request.space = key.space
@@ -65,6 +76,9 @@ class StrictJsonParser(Parser):
             raise BodyError(
                 f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
             ) from None
+        except RecursionError:  # deeper than Python's parser goes
+            raise BodyError(_too_deep()) from None
+        _check_depth(data)
         if "\\u0000" in text.lower():
             where = _nul_path(data)
             if where is not None:
@@ -73,6 +87,33 @@ class StrictJsonParser(Parser):
                     status=422,
                 )
         return cast(dict[str, Any], data)
+
+
+def _too_deep() -> str:
+    limit = settings.MAX_JSON_DEPTH
+    return (
+        f"the body nests objects and arrays more than {limit} levels deep; the limit is "
+        f"{limit} (ENGRAM_MAX_JSON_DEPTH)"
+    )
+
+
+def _check_depth(data: Any) -> None:
+    """Refuse bodies nested deeper than ENGRAM_MAX_JSON_DEPTH: every part of
+    Engram that walks a body (screening, redaction, export) recurses, and
+    no real turn, fact or import nests anywhere near the limit."""
+    level = [data]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > settings.MAX_JSON_DEPTH:
+            raise BodyError(_too_deep())
+        level = [
+            child
+            for value in level
+            if isinstance(value, (dict, list))
+            for child in (value.values() if isinstance(value, dict) else value)
+            if isinstance(child, (dict, list))
+        ]
 
 
 def _nul_path(value: Any, path: str = "") -> str | None:
@@ -140,6 +181,13 @@ def on_auth_error(request: HttpRequest, exc: AuthenticationError) -> HttpRespons
     return api.create_response(
         request, {"detail": "missing, unknown or revoked API key"}, status=401
     )
+
+
+@api.exception_handler(ratelimit.RateLimited)
+def on_rate_limited(request: HttpRequest, exc: ratelimit.RateLimited) -> HttpResponse:
+    response = api.create_response(request, {"detail": exc.detail}, status=429)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(Http404)

@@ -19,6 +19,7 @@ from engram_site.env import (
     env_list,
     env_str,
 )
+from engram_site.ratelimit import parse_rate
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("ENGRAM_DATA_DIR", str(BASE_DIR / "data"))).resolve()
@@ -42,6 +43,30 @@ SECRET_KEY = _secret_key()
 DEBUG = env_bool("ENGRAM_DEBUG", False)
 ALLOWED_HOSTS = env_list("ENGRAM_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("ENGRAM_CSRF_TRUSTED_ORIGINS", [])
+
+# --- Production: HTTPS behind a TLS-terminating proxy ---------------------------------
+# ENGRAM_PRODUCTION=1 turns each of these on; each has its own variable to
+# turn it back off. The proxy must set X-Forwarded-Proto (and strip it from
+# what clients send), which is how Django knows a request came in over HTTPS.
+PRODUCTION = env_bool("ENGRAM_PRODUCTION", False)
+if env_bool("ENGRAM_BEHIND_TLS_PROXY", PRODUCTION):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("ENGRAM_SSL_REDIRECT", PRODUCTION)
+# Health checks come from inside the host or container, over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^api/v1/health$"]
+SECURE_HSTS_SECONDS = env_int("ENGRAM_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("ENGRAM_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = env_bool("ENGRAM_HSTS_PRELOAD", PRODUCTION)
+SESSION_COOKIE_SECURE = env_bool("ENGRAM_SECURE_COOKIES", PRODUCTION)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Content-Security-Policy of every HTML page (dashboard, admin, API docs):
+# engram_site/middleware.py. "off" sends none.
+CONTENT_SECURITY_POLICY = env_str(
+    "ENGRAM_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; "
+    "base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -72,6 +97,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "engram_site.middleware.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -103,13 +129,16 @@ except ValueError as exc:
 if _db["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers run beside the single writer; IMMEDIATE takes the write
     # lock at BEGIN so two writers queue on busy_timeout instead of failing
-    # with "database is locked" halfway through a transaction.
+    # with "database is locked" halfway through a transaction. secure_delete
+    # overwrites deleted rows with zeros, so forgotten text does not linger in
+    # free pages of the file (memory.services.reclaim does the rest).
     _db["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
         "init_command": (
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-            "PRAGMA busy_timeout=20000; PRAGMA foreign_keys=ON; PRAGMA cache_size=-64000;"
+            "PRAGMA busy_timeout=20000; PRAGMA foreign_keys=ON; PRAGMA cache_size=-64000; "
+            "PRAGMA secure_delete=ON;"
         ),
     }
     # A file, not memory, so worker processes started by integration tests
@@ -145,6 +174,13 @@ LOGIN_URL = "/admin/login/"
 # Oversized bodies answer 413 before the view reads them.
 MAX_BODY_BYTES = env_int("ENGRAM_MAX_BODY_BYTES", 2 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+# Threads per web worker process that run Django's views (engram_site/asgi.py);
+# each keeps its own database connection. 4 and 8 measured the same CPU per
+# recall (bench_http); 8 leaves room for requests that wait on SQLite's write
+# lock without holding back the reads queued behind them.
+WEB_THREADS = env_int("ENGRAM_WEB_THREADS", 8, minimum=1)
+# JSON bodies nested deeper than this answer 400 (engram_site/api.py).
+MAX_JSON_DEPTH = env_int("ENGRAM_MAX_JSON_DEPTH", 32, minimum=4)
 
 # --- Celery -------------------------------------------------------------------------
 REDIS_URL = env_str("ENGRAM_REDIS_URL", "")
@@ -181,6 +217,38 @@ else:
 CELERY_TASK_ALWAYS_EAGER = env_bool("ENGRAM_CELERY_EAGER", False)
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
 
+# --- Cache and rate limits ---------------------------------------------------------
+# Shared by every process: Redis when there is one, otherwise a small SQLite
+# file of its own in the data directory (engram_site/cache.py says why not
+# Django's file or database cache).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "engram",
+            # Short: when Redis is away the limiter lets requests through
+            # (engram_site/ratelimit.py), and should not hold them first.
+            "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "engram_site.cache.SQLiteCache",
+            "LOCATION": str(DATA_DIR / "cache.sqlite3"),
+        }
+    }
+RATE_LIMIT_CACHE = "default"
+# Requests per API key, and per client address for requests without a valid
+# key (engram_site/ratelimit.py). On by default at limits no agent reaches by
+# talking (a few requests a turn) but a runaway loop or a key-guessing flood
+# does; over them the API answers 429 with Retry-After.
+RATE_LIMIT = parse_rate("ENGRAM_RATE_LIMIT", env_str("ENGRAM_RATE_LIMIT", "1200/min"))
+RATE_LIMIT_ANONYMOUS = parse_rate(
+    "ENGRAM_RATE_LIMIT_ANONYMOUS", env_str("ENGRAM_RATE_LIMIT_ANONYMOUS", "120/min")
+)
+
 # --- Memory behaviour ---------------------------------------------------------------
 ENGRAM = {
     # write pipeline
@@ -195,6 +263,10 @@ ENGRAM = {
     # takes the message. Larger amortises the broker; smaller spreads a batch
     # over more worker processes and keeps each task short.
     "INGEST_CHUNK": env_int("ENGRAM_INGEST_CHUNK", 25, minimum=1),
+    # What redaction replaces with [REDACTED:kind] before anything is stored or
+    # sent to an LLM: all, none, groups (secrets, pii, national_id, cards) or
+    # kinds, "-kind" to leave one out (memory/screening/redaction.py).
+    "REDACT": env_list("ENGRAM_REDACT", ["all"]),
     # LLM providers: a JSON list of {"base_url", "model", "api_key"?, "timeout"?}
     # tried in order. Empty = the built-in rule-based extractor.
     "LLM_PROVIDERS": env_json("ENGRAM_LLM_PROVIDERS", []),

@@ -42,7 +42,8 @@ def get_environment(request: SpaceRequest, host: str | None = None) -> dict[str,
 
 @router.post("/environment/refresh", response=EnvironmentOut)
 def refresh_environment(request: SpaceRequest) -> dict[str, Any]:
-    """Probe the server host now."""
+    """Probe the server host now (spaces with host access only: 403 otherwise)."""
+    services.require_host_access(request.space)
     return _out(services.refresh_probe())
 
 
@@ -57,6 +58,8 @@ def report_environment(request: SpaceRequest, payload: EnvironmentReportIn) -> d
 
 @router.post("/environment/resolve-path", response=ResolvePathOut)
 def resolve_path(request: SpaceRequest, payload: ResolvePathIn) -> dict[str, Any]:
+    """A path in the host's absolute form. Only on the server host is
+    `exists` checked, and only for spaces with host access (403 otherwise)."""
     snap = services.current_snapshot(space=request.space, host=payload.host)
     try:
         result = paths.resolve_path(payload.path, env=snap.data)

@@ -10,9 +10,9 @@ from django.db import transaction
 from environment import selectors
 from environment.models import EnvironmentSnapshot
 from environment.probe import HostFacts, probe
-from memory.errors import Invalid, NotFound
+from memory.errors import Forbidden, Invalid, NotFound
 from memory.models import Space
-from memory.screening import screen
+from memory.screening import redact_json, screen
 
 # Snapshots kept per (space, source, host); older ones only repeat what the
 # drift field already recorded.
@@ -110,7 +110,9 @@ def report_environment(*, space: Space, data: dict[str, Any]) -> EnvironmentSnap
     has the shape of the probe's document; missing conventions are derived."""
     for key, value in data.items():
         _check_strings(value, field=key)
-    doc = dict(data)
+    # Reports carry environment variables and paths: a token in one must not
+    # reach the database or every prompt of the space.
+    doc = redact_json(dict(data))
     windows = doc.get("os") == "Windows"
     doc.setdefault("path_style", "windows" if windows else "posix")
     doc["sep"] = "\\" if doc["path_style"] == "windows" else "/"
@@ -131,13 +133,30 @@ def report_environment(*, space: Space, data: dict[str, Any]) -> EnvironmentSnap
     return _store(space=space, source="agent", data=doc)
 
 
+HOST_ACCESS_DENIED = (
+    "host_access: this space may not see the server host (its user, home, PATH and disks) "
+    "nor check paths or programs on it. Report the agent's own machine with POST "
+    "/environment/report, or ask the operator to allow it "
+    "(manage.py host_access --space NAME --allow, or the space in the admin)."
+)
+
+
+def require_host_access(space: Space) -> None:
+    """The server host is one machine shared by every tenant: only spaces the
+    operator allowed (Space.host_access) may see it or probe its file system."""
+    if not space.host_access:
+        raise Forbidden(HOST_ACCESS_DENIED)
+
+
 def current_snapshot(*, space: Space, host: str | None = None) -> EnvironmentSnapshot:
     """The host a space's prompts describe: `host=None` is the agent-reported
     host if there is one, else the server; "server" forces the server probe;
-    any other value names an agent-reported hostname."""
+    any other value names an agent-reported hostname. The server is only for
+    spaces with host access (Forbidden otherwise)."""
     if host is None or host == "server":
         snap = selectors.latest_agent(space=space) if host is None else None
         if snap is None:
+            require_host_access(space)
             snap = selectors.latest_probe() or refresh_probe()
         return snap
     snap = selectors.latest_agent(space=space, hostname=host)
@@ -202,5 +221,8 @@ def render_environment(env: dict[str, Any]) -> str:
 
 def render_block(*, space: Space) -> str:
     """The ENVIRONMENT block for `space`'s prompt: its agent-reported host if
-    one exists, else the server probe."""
+    one exists, else the server probe; empty for a space that may not see the
+    server and reported no host."""
+    if not space.host_access and selectors.latest_agent(space=space) is None:
+        return ""
     return render_environment(current_snapshot(space=space).data)

@@ -3,22 +3,178 @@ memory logic of its own."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterable
+from typing import Any
+
 from django.contrib import admin, messages
+from django.db import models as db_models
+from django.db import transaction
 from django.db.models import QuerySet
+from django.forms import BaseModelForm, BaseModelFormSet
 from django.http import HttpRequest
 
 from memory import models
-from memory.services import outbox
+from memory.services import audit, outbox
+
+log = logging.getLogger(__name__)
+
+# Deleting these from the admin removes text from a full-text index.
+_FTS_OF = {
+    models.MemoryItem: "memory_item_fts",
+    models.Turn: "memory_turn_fts",
+    models.SessionSummary: "memory_summary_fts",
+}
+
+
+def _space_id(obj: db_models.Model) -> int | None:
+    if isinstance(obj, models.Space):
+        return obj.pk
+    space_id = getattr(obj, "space_id", None)
+    if space_id is None and isinstance(obj, models.CoreBlockVersion):
+        space_id = (
+            models.CoreBlock.objects.filter(pk=obj.block_id)
+            .values_list("space_id", flat=True)
+            .first()
+        )
+    return space_id
+
+
+def _actor(request: HttpRequest) -> str:
+    return f"admin:{request.user.get_username()}"[:60]
+
+
+def _record(
+    request: HttpRequest, action: str, rows: Iterable[tuple[int | None, str, object]], **detail: Any
+) -> None:
+    for space_id, label, pk in rows:
+        if space_id is None:
+            continue
+        if action == "admin_delete" and label == "memory.Space":
+            # The space's audit log goes with it; the operator's log keeps it.
+            log.warning("space %s deleted in the admin by %s", pk, _actor(request))
+            continue
+        audit.record_admin(
+            space_id=space_id,
+            action=action,
+            obj_label=label,
+            pk=pk,
+            actor=_actor(request),
+            **detail,
+        )
+
+
+class AuditedAdmin(admin.ModelAdmin):
+    """Every save and delete made in the admin lands in the space's audit log
+    (the model, the id and the names of changed fields, never the values),
+    deletions log no text in the admin's own change log either, and after a
+    deletion the database gives the bytes back as after a hard forget."""
+
+    def save_model(self, request: HttpRequest, obj: Any, form: BaseModelForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        action = "admin_edit" if change else "admin_add"
+        fields = sorted(form.changed_data)
+        _record(request, action, [(_space_id(obj), obj._meta.label, obj.pk)], fields=fields)
+
+    def save_formset(
+        self, request: HttpRequest, form: BaseModelForm, formset: BaseModelFormSet, change: bool
+    ) -> None:
+        super().save_formset(request, form, formset, change)
+        for obj in formset.new_objects:
+            _record(request, "admin_add", [(_space_id(obj), obj._meta.label, obj.pk)])
+        for obj, fields in formset.changed_objects:
+            rows = [(_space_id(obj), obj._meta.label, obj.pk)]
+            _record(request, "admin_edit", rows, fields=sorted(fields))
+        for obj in formset.deleted_objects:
+            _record(request, "admin_delete", [(_space_id(obj), obj._meta.label, obj.pk)])
+
+    def _deleted(self, request: HttpRequest, objs: Iterable[Any]) -> None:
+        rows = [(_space_id(o), o._meta.label, o.pk) for o in objs]
+        _record(request, "admin_delete", rows)
+        fts = [_FTS_OF[self.model]] if self.model in _FTS_OF else []
+        table = self.model._meta.db_table
+
+        def reclaim_bytes() -> None:
+            from memory.services import reclaim
+
+            reclaim.after_hard_forget(fts_tables=fts, tables=[table])
+
+        transaction.on_commit(reclaim_bytes)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        rows = [obj]
+        pk = obj.pk
+        super().delete_model(request, obj)
+        obj.pk = pk  # Django clears it on delete; the audit row names it
+        self._deleted(request, rows)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        doomed = list(queryset)
+        super().delete_queryset(request, queryset)
+        self._deleted(request, doomed)
+
+    def log_deletions(self, request: HttpRequest, queryset: Any) -> Any:
+        # Django names the object by str(obj), which for memory is its text.
+        from django.contrib.admin.models import DELETION, LogEntry
+        from django.contrib.contenttypes.models import ContentType
+
+        user_id = request.user.pk
+        assert user_id is not None  # the admin is for signed-in staff only
+        return LogEntry.objects.bulk_create(
+            [
+                LogEntry(
+                    user_id=user_id,
+                    content_type_id=ContentType.objects.get_for_model(
+                        obj, for_concrete_model=False
+                    ).id,
+                    object_id=str(obj.pk),
+                    object_repr=f"{obj._meta.verbose_name} {obj.pk}",
+                    action_flag=DELETION,
+                    change_message="",
+                )
+                for obj in queryset
+            ]
+        )
 
 
 @admin.register(models.Space)
-class SpaceAdmin(admin.ModelAdmin):
-    list_display = ("name", "description", "created_at", "last_activity_at", "last_consolidated_at")
+class SpaceAdmin(AuditedAdmin):
+    list_display = (
+        "name",
+        "description",
+        "host_access",
+        "created_at",
+        "last_activity_at",
+        "last_consolidated_at",
+    )
+    list_filter = ("host_access",)
     search_fields = ("name", "description")
+    actions = ["allow_host_access", "deny_host_access"]
+
+    def _set_host_access(
+        self, request: HttpRequest, queryset: QuerySet[models.Space], allowed: bool
+    ) -> None:
+        from memory.services.spaces import set_host_access
+
+        changed = sum(
+            set_host_access(space=space, allowed=allowed, actor=_actor(request))
+            for space in queryset
+        )
+        self.message_user(
+            request, f"Host access {'allowed' if allowed else 'denied'} for {changed} space(s)."
+        )
+
+    @admin.action(description="Allow selected spaces to see the server host")
+    def allow_host_access(self, request: HttpRequest, queryset: QuerySet[models.Space]) -> None:
+        self._set_host_access(request, queryset, True)
+
+    @admin.action(description="Hide the server host from selected spaces")
+    def deny_host_access(self, request: HttpRequest, queryset: QuerySet[models.Space]) -> None:
+        self._set_host_access(request, queryset, False)
 
 
 @admin.register(models.ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(AuditedAdmin):
     list_display = ("prefix", "space", "name", "created_at", "last_used_at", "revoked_at")
     list_filter = ("space",)
     search_fields = ("prefix", "name", "space__name")
@@ -49,7 +205,7 @@ class CoreBlockVersionInline(admin.TabularInline):
 
 
 @admin.register(models.CoreBlock)
-class CoreBlockAdmin(admin.ModelAdmin):
+class CoreBlockAdmin(AuditedAdmin):
     list_display = ("space", "label", "version", "budget_tokens", "updated_at")
     list_filter = ("label", "space")
     search_fields = ("text",)
@@ -57,7 +213,7 @@ class CoreBlockAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Session)
-class SessionAdmin(admin.ModelAdmin):
+class SessionAdmin(AuditedAdmin):
     list_display = ("external_id", "space", "title", "started_at", "last_turn_at")
     list_filter = ("space",)
     search_fields = ("external_id", "title")
@@ -65,7 +221,7 @@ class SessionAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Turn)
-class TurnAdmin(admin.ModelAdmin):
+class TurnAdmin(AuditedAdmin):
     list_display = (
         "id",
         "space",
@@ -88,7 +244,7 @@ class TurnAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.SessionSummary)
-class SessionSummaryAdmin(admin.ModelAdmin):
+class SessionSummaryAdmin(AuditedAdmin):
     list_display = ("session", "space", "method", "turn_count", "created_at")
     list_filter = ("method", "space")
     search_fields = ("text",)
@@ -96,7 +252,7 @@ class SessionSummaryAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.MemoryItem)
-class MemoryItemAdmin(admin.ModelAdmin):
+class MemoryItemAdmin(AuditedAdmin):
     list_display = (
         "id",
         "text",
@@ -127,7 +283,7 @@ class EntityAliasInline(admin.TabularInline):
 
 
 @admin.register(models.Entity)
-class EntityAdmin(admin.ModelAdmin):
+class EntityAdmin(AuditedAdmin):
     list_display = ("name", "type", "space", "norm", "last_mentioned_at")
     list_filter = ("type", "space")
     search_fields = ("name", "norm", "aliases__alias")
@@ -135,7 +291,7 @@ class EntityAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Relation)
-class RelationAdmin(admin.ModelAdmin):
+class RelationAdmin(AuditedAdmin):
     list_display = (
         "src",
         "rel",
@@ -152,7 +308,7 @@ class RelationAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.MemoryVector)
-class MemoryVectorAdmin(admin.ModelAdmin):
+class MemoryVectorAdmin(AuditedAdmin):
     list_display = ("id", "space", "model", "dim", "item", "turn", "summary", "created_at")
     list_filter = ("model", "dim", "space")
     raw_id_fields = ("item", "turn", "summary")
@@ -160,7 +316,7 @@ class MemoryVectorAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Belief)
-class BeliefAdmin(admin.ModelAdmin):
+class BeliefAdmin(AuditedAdmin):
     list_display = ("text", "status", "proof_count", "space", "updated_at")
     list_filter = ("status", "space")
     search_fields = ("text",)
@@ -168,14 +324,14 @@ class BeliefAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Skill)
-class SkillAdmin(admin.ModelAdmin):
+class SkillAdmin(AuditedAdmin):
     list_display = ("name", "space", "enabled", "is_draft", "source", "usage_count", "updated_at")
     list_filter = ("enabled", "is_draft", "source", "space")
     search_fields = ("name", "description", "body")
 
 
 @admin.register(models.AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(AuditedAdmin):
     list_display = ("created_at", "space", "action", "target_type", "target_id", "actor")
     list_filter = ("action", "target_type", "actor", "space")
     search_fields = ("target_id", "actor")
@@ -186,7 +342,7 @@ class AuditEventAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.IngestJob)
-class IngestJobAdmin(admin.ModelAdmin):
+class IngestJobAdmin(AuditedAdmin):
     list_display = (
         "id",
         "space",
@@ -214,6 +370,6 @@ class IngestJobAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.LlmUsage)
-class LlmUsageAdmin(admin.ModelAdmin):
+class LlmUsageAdmin(AuditedAdmin):
     list_display = ("space", "hour", "calls")
     list_filter = ("space",)

@@ -8,3 +8,6 @@ class MemoryConfig(AppConfig):
 
     def ready(self) -> None:
         from engram_site import checks  # noqa: F401  (registers system checks)
+        from memory.screening.redaction import enabled_kinds
+
+        enabled_kinds()  # an unknown ENGRAM_REDACT kind stops start-up, not the first write

@@ -11,6 +11,12 @@ class EngramError(Exception):
         self.detail = detail
 
 
+class Forbidden(EngramError):
+    """The key is valid, but its space lacks a right (e.g. host_access)."""
+
+    status_code = 403
+
+
 class NotFound(EngramError):
     status_code = 404
 

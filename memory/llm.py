@@ -38,6 +38,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from memory.models import LlmUsage, Space
+from memory.screening.redaction import redact
 
 log = logging.getLogger(__name__)
 
@@ -263,6 +264,9 @@ def complete_json(*, space: Space, purpose: str, system: str, user: str, schema:
         f"{system}\n\nAnswer with one JSON object and nothing else. "
         f"It must validate against this JSON schema:\n{_schema_hint(schema)}"
     )
+    # What is stored was redacted on the way in; this is the last door for
+    # anything else (a query, a legacy row) on its way to a provider.
+    user = redact(user)
     messages = [{"role": "system", "content": system_full}, {"role": "user", "content": user}]
     errors: list[str] = []
     all_transient = True

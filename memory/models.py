@@ -22,6 +22,13 @@ class Space(models.Model):
     # Drives the consolidator's idle check.
     last_activity_at = models.DateTimeField(null=True, blank=True)
     last_consolidated_at = models.DateTimeField(null=True, blank=True)
+    # May this space's keys see the machine Engram runs on (its user, home,
+    # PATH, disks) and check paths on it? Off for new spaces: on a shared
+    # server that is another tenant's machine. On for the default space.
+    host_access = models.BooleanField(
+        default=False,
+        help_text="Keys of this space may see the server host's environment and check paths on it.",
+    )
 
     class Meta:
         ordering = ["name"]

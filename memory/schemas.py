@@ -23,15 +23,26 @@ class TurnOut(Schema):
     session_id: str
     ref: str | None
     queued: bool
+    # Stored but kept out of recall and context by the injection screen, and why.
+    quarantined: bool = False
+    reasons: list[str] = Field(default_factory=list)
 
 
 class TurnBatchIn(Schema):
     turns: list[TurnIn] = Field(min_length=1, max_length=500)
 
 
+class QuarantinedTurnOut(Schema):
+    index: int  # position in the posted batch
+    id: str
+    reasons: list[str]
+
+
 class TurnBatchOut(Schema):
     ids: list[str]
     queued: int
+    # The turns of the batch the injection screen quarantined, and why.
+    quarantined: list[QuarantinedTurnOut] = Field(default_factory=list)
 
 
 class StatusOut(Schema):

@@ -34,7 +34,10 @@ def _space(request: HtmxHttpRequest) -> Space:
     space_id = request.session.get("space_id")
     space = Space.objects.filter(pk=space_id).first() if space_id else None
     if space is None:
-        space = Space.objects.order_by("name").first() or Space.objects.create(name="default")
+        if (space := Space.objects.order_by("name").first()) is None:
+            from memory.services.spaces import DEFAULT_SPACE, get_or_create_space
+
+            space = get_or_create_space(name=DEFAULT_SPACE)
         request.session["space_id"] = space.pk
     return space
 

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.test import Client
 
 from memory.models import Space
 from memory.services.spaces import create_api_key
+
+# Rate limits off for the suite, which sends hundreds of requests a minute
+# with one key and from one address; tests/foundation/test_rate_limit.py
+# turns them on. The variable reaches the servers integration tests start.
+os.environ.setdefault("ENGRAM_RATE_LIMIT", "off")
+os.environ.setdefault("ENGRAM_RATE_LIMIT_ANONYMOUS", "off")
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limits(settings):  # type: ignore[no-untyped-def]
+    settings.RATE_LIMIT = None
+    settings.RATE_LIMIT_ANONYMOUS = None
 
 
 @pytest.fixture(autouse=True)

@@ -55,6 +55,7 @@ class FactOut(Schema):
     disposition: str  # the resolver's own word: also DEFER (kept pending review)
     status: str  # active | pending_review
     quarantined: bool
+    reasons: list[str] = []  # why the injection screen quarantined it (empty if it did not)
     changed: bool  # false for NOOP: the fact was already known as it is
     dry_run: bool = False
     reason: str = ""
@@ -96,7 +97,8 @@ def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
             "superseded": [str(pk) for pk in result.superseded],
             "disposition": result.action,
             "status": "",
-            "quarantined": result.action == "QUARANTINE",
+            "quarantined": result.quarantined,
+            "reasons": result.reasons,
             "dry_run": True,
             "changed": result.action not in ("NOOP", "DROP"),
             "reason": result.reason,
@@ -113,6 +115,8 @@ def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
         "disposition": result.action,
         "status": item.status,
         "quarantined": item.screen_status != "ok",
+        "reasons": result.reasons
+        or (list(item.screen_reasons) if item.screen_status != "ok" else []),
         "changed": result.action != "NOOP",
     }
 

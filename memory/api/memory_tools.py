@@ -68,6 +68,10 @@ class MemorySaveOut(Schema):
     # already there): still 200, since the request was valid and its intent
     # holds. Every save endpoint answers this way.
     changed: bool = False
+    # The fact was stored quarantined (never recalled), or the core entry
+    # refused, by the injection screen; `reasons` says why.
+    quarantined: bool = False
+    reasons: list[str] = Field(default_factory=list)
 
 
 class MemoryForgetIn(Schema):
@@ -93,8 +97,31 @@ class MemoryForgetIn(Schema):
     )
 
 
+class ForgetCheckOut(Schema):
+    place: str = Field(
+        description="table | fts | query | vectors | cache | mirror | files | database_file"
+    )
+    name: str
+    found: int = Field(description="What is still there after the forget; 0 when clean.")
+
+
+class ForgetVerificationOut(Schema):
+    """Where a hard forget or a wipe looked for what it removed, and what it found."""
+
+    verified: bool
+    found: int
+    checked: list[ForgetCheckOut]
+    not_checked: list[str]
+    storage: dict[str, Any] = Field(
+        description="What was done to the database files (checkpoint, VACUUM, index merge)."
+    )
+
+
 class MemoryForgetOut(Schema):
     forgotten: int
+    verification: ForgetVerificationOut | None = Field(
+        default=None, description="Only for hard forgets and wipes."
+    )
 
 
 class MemorySearchIn(Schema):
@@ -145,6 +172,9 @@ class RememberFactOut(Schema):
     id: str | None
     action: str
     superseded: list[str] = Field(default_factory=list)
+    # Stored quarantined by the injection screen (never recalled), and why.
+    quarantined: bool = False
+    reasons: list[str] = Field(default_factory=list)
 
 
 class RecallAliasIn(Schema):
@@ -196,6 +226,8 @@ def save_fact(*, space: Space, source: str, **fields: Any) -> dict[str, Any]:
         "id": str(item_id) if item_id is not None else None,
         "action": str(_field(outcome, "action", "ADD")),
         "superseded": _ids(_field(outcome, "superseded", [])),
+        "quarantined": bool(_field(outcome, "quarantined", False)),
+        "reasons": list(_field(outcome, "reasons", [])),
     }
 
 
@@ -251,7 +283,12 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
             "ok": True,
             "block": "auto",
             "usage": 0.0,
-            "message": f"Saved to long-term memory ({saved['action']}).",
+            "message": (
+                f"Quarantined by the injection screen ({', '.join(saved['reasons'])}): "
+                "stored for review, never recalled."
+                if saved["quarantined"]
+                else f"Saved to long-term memory ({saved['action']})."
+            ),
             **saved,
             "changed": saved["action"] != "NOOP",
         }
@@ -273,12 +310,14 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
         "budget_tokens": result.block.budget_tokens,
         "demoted": [str(i) for i in result.demoted],
         "changed": result.changed,
+        "quarantined": bool(result.reasons),
+        "reasons": result.reasons,
     }
 
 
-@router.post("/memory/forget", response=MemoryForgetOut)
-def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, int]:
-    count = forget.forget(
+@router.post("/memory/forget", response=MemoryForgetOut, exclude_none=True)
+def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, Any]:
+    done = forget.forget_with_report(
         space=_space(request),
         item_id=payload.item_id,
         query=payload.query,
@@ -287,7 +326,7 @@ def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, i
         hard=payload.hard,
         actor=_actor(request),
     )
-    return {"forgotten": count}
+    return {"forgotten": done.count, "verification": done.verification}
 
 
 @router.post("/memory/report", response=MemoryReportOut)

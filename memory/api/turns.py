@@ -5,7 +5,7 @@ from ninja.responses import Status
 
 from engram_site.types import SpaceRequest
 from memory.schemas import TurnBatchIn, TurnBatchOut, TurnIn, TurnOut
-from memory.services.turns import TurnData, accept_turns
+from memory.services.turns import Accepted, TurnData, accept_turns, stored_reasons
 
 router = Router(tags=["turns"])
 
@@ -21,16 +21,28 @@ def _data(turn: TurnIn) -> TurnData:
     )
 
 
+def _reasons(request: SpaceRequest, accepted: list[Accepted]) -> list[list[str]]:
+    """Why each accepted turn is quarantined: from this screening, or for a
+    turn posted before (same ref), from the audit log."""
+    old = stored_reasons(
+        space=request.space, turns=[a.turn for a in accepted if a.quarantined and not a.reasons]
+    )
+    return [list(a.reasons) or old.get(a.turn.pk, []) for a in accepted]
+
+
 @router.post("/turns", response={202: TurnOut})
 def post_turn(request: SpaceRequest, payload: TurnIn) -> Status:
-    [accepted] = accept_turns(space=request.space, turns=[_data(payload)])
+    accepted = accept_turns(space=request.space, turns=[_data(payload)])
+    [reasons] = _reasons(request, accepted)
     return Status(
         202,
         {
-            "id": str(accepted.turn.pk),
+            "id": str(accepted[0].turn.pk),
             "session_id": payload.session_id,
-            "ref": accepted.turn.ref,
-            "queued": accepted.created,
+            "ref": accepted[0].turn.ref,
+            "queued": accepted[0].created,
+            "quarantined": accepted[0].quarantined,
+            "reasons": reasons,
         },
     )
 
@@ -38,7 +50,16 @@ def post_turn(request: SpaceRequest, payload: TurnIn) -> Status:
 @router.post("/turns/batch", response={202: TurnBatchOut})
 def post_turns(request: SpaceRequest, payload: TurnBatchIn) -> Status:
     accepted = accept_turns(space=request.space, turns=[_data(t) for t in payload.turns])
+    reasons = _reasons(request, accepted)
     return Status(
         202,
-        {"ids": [str(a.turn.pk) for a in accepted], "queued": sum(a.created for a in accepted)},
+        {
+            "ids": [str(a.turn.pk) for a in accepted],
+            "queued": sum(a.created for a in accepted),
+            "quarantined": [
+                {"index": i, "id": str(a.turn.pk), "reasons": reasons[i]}
+                for i, a in enumerate(accepted)
+                if a.quarantined
+            ],
+        },
     )

@@ -1,71 +1,120 @@
-"""Secrets in incoming text become `[REDACTED:kind]` before anything is stored
-or sent to an LLM."""
+"""Secrets and personal data in incoming text become `[REDACTED:kind]` before
+anything is stored or sent to an LLM.
+
+`redact()` works on text, `redact_json()` on JSON values (turn metadata,
+imported files, environment reports), where a value under a key named like
+a secret (`"password": "..."`) is redacted whole. Which kinds are redacted
+is `ENGRAM_REDACT` (see `enabled_kinds`). Redacting twice changes nothing:
+no rule matches inside a marker or across one.
+"""
 
 from __future__ import annotations
 
-import re
+import functools
+from collections.abc import Collection, Iterable
+from typing import Any
 
-# --- secrets ------------------------------------------------------------------------
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
-# Order matters: multi-line and structured secrets first, so a PEM body or a
-# JWT is replaced whole before the generic assignment rule sees its pieces.
-_SECRET_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "private_key",
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-            re.S,
-        ),
-    ),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("aws_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
-    ("slack_token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("api_key", re.compile(r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{20,}")),
-    (
-        "bearer_token",
-        re.compile(r"(?i)(?<=\bbearer )\s*[A-Za-z0-9._~+/=-]{16,}"),
-    ),
-    (
-        "aws_secret",
-        re.compile(r"(?i)(?<=aws_secret_access_key)(\s*[=:]\s*)[A-Za-z0-9/+=]{30,}"),
-    ),
-]
+from memory.screening import credentials, pii
+from memory.screening.rules import Rule, apply
 
-# "password = hunter2", "api_key: abc", "my password is hunter2": the value is
-# replaced, the key word is kept so the sentence still reads.
-_ASSIGNMENT = re.compile(
-    r"(?i)\b(?P<key>pass(?:word|wd|phrase)?|pwd|secret|client[_ -]?secret|token|"
-    r"access[_ -]?token|api[_ -]?key|private[_ -]?key)"
-    r"(?P<sep>\s*(?:[:=]|\bis\b)\s*)"
-    r"(?P<q>[\"']?)(?P<value>[^\s\"',;]{4,})(?P=q)"
-)
-_REDACTED = re.compile(r"\[REDACTED:[a-z_]+\]")
+# Order matters: whole structured secrets first (a PEM body, a JWT, a vendor
+# key), then passwords inside URLs and headers, then `key = value`, then
+# personal data, so a later, looser rule never sees the pieces of an earlier
+# one's secret.
+RULES: list[Rule] = credentials.RULES + pii.RULES
 
 
-def redact(text: str) -> str:
-    """Replace secrets in `text` with `[REDACTED:kind]`."""
+def _kinds(rules: Iterable[Rule]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(k for r in rules for k in r.kinds))
+
+
+SECRET_KINDS = _kinds(credentials.RULES)
+PII_KINDS = _kinds(pii.RULES)
+KINDS = SECRET_KINDS + PII_KINDS
+GROUPS: dict[str, tuple[str, ...]] = {
+    "all": KINDS,
+    "secrets": SECRET_KINDS,
+    "pii": PII_KINDS,
+    "national_id": ("ssn", "cn_id", "uk_nino", "aadhaar", "pan", "fr_nir"),
+    "cards": ("card", "card_cvv"),
+}
+
+
+@functools.lru_cache(maxsize=32)
+def parse_kinds(spec: tuple[str, ...]) -> frozenset[str]:
+    """The kinds an `ENGRAM_REDACT` list turns on: kind or group names
+    (`all`, `secrets`, `pii`, `national_id`, `cards`) add, `-name` removes,
+    `none` clears; a list that starts with a removal starts from `all`."""
+    items = [s.strip().lower() for s in spec if s.strip()]
+    enabled: set[str] = set(KINDS) if not items or items[0].startswith("-") else set()
+    for item in items:
+        name = item.lstrip("-")
+        if name == "none":
+            enabled.clear()
+            continue
+        members = GROUPS.get(name) or ((name,) if name in KINDS else None)
+        if members is None:
+            raise ImproperlyConfigured(
+                f"ENGRAM_REDACT: unknown kind {name!r}; use all, none, "
+                f"{', '.join(g for g in GROUPS if g != 'all')} or one of {', '.join(KINDS)}"
+            )
+        if item.startswith("-"):
+            enabled.difference_update(members)
+        else:
+            enabled.update(members)
+    return frozenset(enabled)
+
+
+def enabled_kinds() -> frozenset[str]:
+    return parse_kinds(tuple(settings.ENGRAM.get("REDACT", ["all"])))
+
+
+def redact(text: str, kinds: Collection[str] | None = None) -> str:
+    """Replace secrets and personal data in `text` with `[REDACTED:kind]`."""
     if not text:
         return text
-    for kind, pattern in _SECRET_PATTERNS:
-        if kind == "aws_secret":
-            text = pattern.sub(r"\1[REDACTED:aws_secret]", text)
-        else:
-            text = pattern.sub(f"[REDACTED:{kind}]", text)
-
-    def assignment(m: re.Match[str]) -> str:
-        value = m.group("value")
-        if _REDACTED.search(value) or value.lower() in _NOT_A_SECRET:
-            return m.group(0)
-        kind = "password" if m.group("key").lower().startswith(("pass", "pwd")) else "secret"
-        return f"{m.group('key')}{m.group('sep')}[REDACTED:{kind}]"
-
-    return _ASSIGNMENT.sub(assignment, text)
+    enabled = enabled_kinds() if kinds is None else kinds
+    for r in RULES:
+        text = apply(text, r, enabled)
+    return text
 
 
-# Words after "password is" that are prose, not a password.
-_NOT_A_SECRET = frozenset(
-    "the a an my your our their too very not wrong correct incorrect expired stored "
-    "required missing empty saved changed reset set".split()
-)
+def redact_json(
+    value: Any,
+    kinds: Collection[str] | None = None,
+    *,
+    keep_keys: Collection[str] = (),
+    _key: str = "",
+) -> Any:
+    """`redact` every string of a JSON value, keys included. A string or
+    number under a key named like a secret ("password", "client_secret",
+    "x-api-key") is replaced whole: no text around it says it is secret.
+    Values under `keep_keys` (identifiers, digests) are left as they are."""
+    enabled = enabled_kinds() if kinds is None else kinds
+    if _key and _key in keep_keys:
+        return value
+    if isinstance(value, str):
+        kind = credentials.key_kind(_key) if _key else None
+        if kind in enabled and credentials.looks_secret(value, mode="quoted"):
+            return f"[REDACTED:{kind}]"
+        return redact(value, enabled)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        kind = credentials.key_kind(_key) if _key else None
+        return f"[REDACTED:{kind}]" if kind == "password" and kind in enabled else value
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            new_key = redact(k, enabled) if isinstance(k, str) else k
+            while new_key in out:  # two keys redacted alike must not overwrite each other
+                new_key = f"{new_key}~"
+            key = k if isinstance(k, str) else ""
+            out[new_key] = redact_json(v, enabled, keep_keys=keep_keys, _key=key)
+        return out
+    if isinstance(value, list | tuple):
+        return [redact_json(v, enabled, keep_keys=keep_keys, _key=_key) for v in value]
+    return value

@@ -116,6 +116,19 @@ def _cached_count(key: tuple[str, str, int, str], count: Callable[[], int]) -> i
     return value
 
 
+def drop_space(space_id: int) -> None:
+    """Forget this process's cached term counts of one space: after a hard
+    forget their keys are the forgotten words."""
+    with _df_lock:
+        for key in [k for k in _df_cache if k[2] == space_id]:
+            del _df_cache[key]
+
+
+def cached_terms(space_id: int) -> set[str]:
+    with _df_lock:
+        return {k[3] for k in _df_cache if k[2] == space_id}
+
+
 def _cache_key(target: Target, space_id: int, term: str) -> tuple[str, str, int, str]:
     # Keyed by database too, for tests.
     return (connection.alias + str(connection.settings_dict.get("NAME")), target, space_id, term)

@@ -58,6 +58,26 @@ def clear_cache() -> None:
         _cache.clear()
 
 
+def drop_space(space_id: int) -> None:
+    """Forget this process's matrices of one space (after a hard forget or a
+    wipe), so deleted vectors leave memory now rather than at the next recount."""
+    with _cache_lock:
+        for key in [k for k in _cache if k[0] == space_id]:
+            del _cache[key]
+
+
+def cached_ids(space_id: int) -> dict[Target, set[int]]:
+    """The target ids this process holds vectors of for one space."""
+    found: dict[Target, set[int]] = {}
+    with _cache_lock:
+        entries = [e for k, e in _cache.items() if k[0] == space_id]
+    for entry in entries:
+        with entry.lock:
+            for code, target_id in zip(entry.kinds.tolist(), entry.ids.tolist(), strict=False):
+                found.setdefault(_CODE_KIND[code], set()).add(int(target_id))
+    return found
+
+
 def _load_rows(*, space_id: int, model: str, after_id: int, dim: int | None):
     """(max id, dim, matrix, kinds, ids) of the vectors with id > after_id."""
     from memory.models import MemoryVector

@@ -25,3 +25,20 @@ def record(
         actor=actor,
         detail=detail,
     )
+
+
+def record_admin(
+    *, space_id: int, action: str, obj_label: str, pk: object, actor: str, **detail: Any
+) -> None:
+    """A save or delete made in the Django admin. Names the model and, for an
+    edit, the fields that changed; never their values, since a deletion there
+    may be someone forgetting something."""
+    record(
+        space=space_id,
+        action=action,
+        target_type=obj_label.split(".")[-1].lower(),
+        target_id=pk,
+        actor=actor,
+        model=obj_label,
+        **detail,
+    )

@@ -44,6 +44,8 @@ class SaveResult:
     message: str
     changed: bool = False
     demoted: list[int] = field(default_factory=list)  # ids of facts made from demoted entries
+    # Why the screen refused the text (empty unless it did).
+    reasons: list[str] = field(default_factory=list)
 
 
 # --- reading ------------------------------------------------------------------------
@@ -209,7 +211,9 @@ def set_text(
             f"the {label} block is at version {block.version}, not {expected_version}: "
             "someone else changed it; reload and apply your change again"
         )
-    result = screening.screen(text)
+    # Core memory is in every prompt: the strict screen, which refuses what a
+    # turn would be quarantined for and any directive to act besides.
+    result = screening.screen_strict(text)
     if result.flagged:
         raise Invalid(
             f"text: refused by the injection screen ({', '.join(result.reasons)}); "
@@ -350,8 +354,10 @@ def _demote(*, space: Space, label: str, entry: str) -> int | None:
     return outcome.item.pk if outcome.item is not None else None
 
 
-def _refused(block: CoreBlock, message: str) -> SaveResult:
-    return SaveResult(ok=False, block=block, usage=usage(block=block), message=message)
+def _refused(block: CoreBlock, message: str, reasons: list[str] | None = None) -> SaveResult:
+    return SaveResult(
+        ok=False, block=block, usage=usage(block=block), message=message, reasons=reasons or []
+    )
 
 
 def save(
@@ -380,7 +386,7 @@ def save(
     lines = entries(block.text)
     entry = ""
     if action in ("add", "replace"):
-        result = screening.screen(_one_line(text))
+        result = screening.screen_strict(_one_line(text))
         if result.flagged:
             audit.record(
                 space=space,
@@ -394,6 +400,7 @@ def save(
                 block,
                 f"Refused by the injection screen ({', '.join(result.reasons)}). Core memory is "
                 "put in every prompt: save facts about the user and lessons, not instructions.",
+                reasons=result.reasons,
             )
         entry = _one_line(result.text)
         if not entry:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -32,15 +33,16 @@ from memory.models import (
     Space,
     Turn,
 )
-from memory.screening import redact
+from memory.screening import redact, redact_json
+from memory.screening.redaction import KINDS
+from memory.screening.rules import MARKER as REDACTED
 
 FORMAT = "engram.space"
 VERSION = 1
-# Keys whose values are identifiers or hashes, not text a person wrote: the
-# redacted view leaves them alone so references inside the export still hold.
-_STRUCTURAL_KEYS = frozenset(
-    {"uid", "superseded_by", "item", "evidence", "src", "dst", "content_hash", "format", "norm"}
-)
+# Keys whose values are identifiers or digests, not text a person wrote:
+# redaction leaves them alone so references inside an export still hold.
+# (Entity norms are text: redacted alike wherever they occur, they still match.)
+HASH_KEYS = frozenset({"uid", "superseded_by", "item", "evidence", "content_hash", "format"})
 
 
 def _ts(value: datetime | None) -> str | None:
@@ -264,21 +266,55 @@ def _skills(space: Space) -> list[dict[str, Any]]:
     ]
 
 
-def _redact_all(value: Any, key: str = "") -> Any:
-    if key in _STRUCTURAL_KEYS:
-        return value
+# The redacted view is for sharing: like the peer's, it shows a preview of
+# each text, not the text, so what a rule missed is at most a fragment.
+PREVIEW_CHARS = 40
+_PREVIEW_KEYS = frozenset({"text", "body", "description", "summary", "reason"})
+# Characters that continue the grapheme before them: combining marks,
+# zero-width joiner, variation selectors, skin tones, emoji tag characters.
+_CONTINUES = re.compile(
+    r"[\u0300-\u036f\u200d\ufe00-\ufe0f\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f]"
+)
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """The first `limit` characters and an ellipsis, never cutting a
+    [REDACTED:kind] marker or an emoji sequence in two."""
+    if len(text) <= limit:
+        return text
+    cut = limit
+    for m in REDACTED.finditer(text, 0, limit + 32):
+        if m.start() < cut < m.end():
+            cut = m.end()
+    while cut < len(text) and (
+        _CONTINUES.match(text, cut) or text[cut - 1] == "\u200d" or unicodedata.combining(text[cut])
+    ):
+        cut += 1
+    if cut < len(text) and _regional(text[cut]) and _regional(text[cut - 1]):
+        # A flag is two regional indicators: keep the pair together.
+        cut += sum(1 for ch in text[:cut] if _regional(ch)) % 2
+    return text[:cut].rstrip() + "…" if cut < len(text) else text
+
+
+def _regional(ch: str) -> bool:
+    return "\U0001f1e6" <= ch <= "\U0001f1ff"
+
+
+def _preview_all(value: Any, key: str = "") -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return preview(value) if key in _PREVIEW_KEYS else value
     if isinstance(value, dict):
-        return {k: _redact_all(v, k) for k, v in value.items()}
+        return {k: _preview_all(v, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_redact_all(v, key) for v in value]
+        return [_preview_all(v, key) for v in value]
     return value
 
 
 def export_space(*, space: Space, redacted: bool = False) -> dict[str, Any]:
-    """Everything a space knows, as JSON-able data. `redacted` runs the
-    secret redactor over every text, for sharing."""
+    """Everything a space knows, as JSON-able data. `redacted` is the view
+    for sharing: every string redacted again (rows stored before a rule
+    existed, kinds ENGRAM_REDACT left out: the view redacts every kind) and
+    every text cut to a preview."""
     items, uids = _items(space)
     data: dict[str, Any] = {
         "space": {
@@ -295,7 +331,7 @@ def export_space(*, space: Space, redacted: bool = False) -> dict[str, Any]:
         "skills": _skills(space),
     }
     if redacted:
-        data = _redact_all(data)
+        data = _preview_all(redact_json(data, KINDS, keep_keys=HASH_KEYS))
     return {
         "format": FORMAT,
         "version": VERSION,

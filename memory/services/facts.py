@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from memory import embeddings
 from memory.models import FactRevision, MemoryItem, Retraction, Session, Space, Turn, TurnFact
-from memory.screening import screen
+from memory.screening import screen, screen_fact
 from memory.selectors import live_items
 from memory.services import audit, core, graph, identity
 from memory.services.pipeline import core_patch, resolve, retrieve, rules
@@ -37,6 +37,9 @@ class FactResult:
     superseded: list[int] = field(default_factory=list)
     reason: str = ""
     core_changed: bool = False
+    # Stored for curators but never recalled, and why (the screen's reasons).
+    quarantined: bool = False
+    reasons: list[str] = field(default_factory=list)
 
 
 # --- lifecycle helpers ---------------------------------------------------------------------
@@ -572,7 +575,9 @@ def quarantine(
         actor=prov.actor,
         reasons=reasons,
     )
-    return FactResult(item=item, action="ADD", reason="quarantined")
+    return FactResult(
+        item=item, action="ADD", reason="quarantined", quarantined=True, reasons=list(reasons)
+    )
 
 
 def embed_later(*, space_id: int, item_ids: list[int]) -> None:
@@ -591,7 +596,7 @@ def embed_later(*, space_id: int, item_ids: list[int]) -> None:
 
 
 def _screened(c: Candidate) -> tuple[Candidate, list[str]]:
-    result = screen(c.text)
+    result = screen_fact(c.text, kind=c.kind, importance=c.importance)
     reasons = list(result.reasons) if result.flagged else []
     c.text = result.text
     for name in ("subject", "object"):
@@ -600,6 +605,21 @@ def _screened(c: Candidate) -> tuple[Candidate, list[str]]:
         if part.flagged:
             reasons += [r for r in part.reasons if r not in reasons]
     return c, reasons
+
+
+def _quarantined(
+    space: Space, candidate: Candidate, reasons: list[str], prov: Provenance, *, dry_run: bool
+) -> FactResult:
+    if dry_run:
+        return FactResult(
+            item=None,
+            action="QUARANTINE",
+            reason=", ".join(reasons),
+            quarantined=True,
+            reasons=list(reasons),
+        )
+    with transaction.atomic():
+        return quarantine(space=space, candidate=candidate, reasons=reasons, prov=prov)
 
 
 def save_fact(
@@ -644,10 +664,7 @@ def save_fact(
         said_at=stated_at or valid_from,
     )
     if flagged:
-        if dry_run:
-            return FactResult(item=None, action="QUARANTINE", reason=", ".join(flagged))
-        with transaction.atomic():
-            return quarantine(space=space, candidate=candidate, reasons=flagged, prov=prov)
+        return _quarantined(space, candidate, flagged, prov, dry_run=dry_run)
     if not candidate.predicate:
         # Plain text: let the rule extractor find its structure, so "I moved
         # to Berlin" supersedes "User lives in Lisbon" and "I no longer ..."
@@ -662,6 +679,12 @@ def save_fact(
             candidate.valid_from = candidate.valid_from or f.valid_from
             if kind == "fact":
                 candidate.kind = f.kind
+        if candidate.kind != kind:
+            # The text turned out to be a standing instruction or preference:
+            # it gets the strict screen that kind of fact gets.
+            late = screen_fact(candidate.text, kind=candidate.kind, importance=importance)
+            if late.flagged:
+                return _quarantined(space, candidate, late.reasons, prov, dry_run=dry_run)
     candidate = identity.resolve(space, candidate)
     neighbours = retrieve.similar(space=space, candidate=candidate)
     decision = resolve.decide(candidate, neighbours)

@@ -13,14 +13,20 @@
   that contain the query, so search_conversations cannot bring it back.
 - Everything: every row of the space in every table that belongs to a space,
   and its mirror directory; the space and its API keys stay so the agent can
-  carry on. Needs the space name typed as confirmation.
+  carry on. Needs the space name typed as confirmation. One audit record says
+  that it happened and how many rows went, nothing of what they held.
+
+After a hard forget or a wipe the database is made to give the bytes back
+(memory.services.reclaim) and every place that could still hold the text is
+searched (memory.services.forget_verify); the answer carries that report.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from django.apps import apps
 from django.db import models, transaction
@@ -42,7 +48,7 @@ from memory.models import (
     Turn,
 )
 from memory.search import Target, query_terms, search
-from memory.services import audit
+from memory.services import audit, forget_verify, reclaim
 from memory.services.graph import revive_relations, suspend_relations
 
 log = logging.getLogger(__name__)
@@ -51,6 +57,16 @@ log = logging.getLogger(__name__)
 # broad to act on blindly.
 QUERY_LIMIT = 200
 _SCRUBBED = {"scrubbed": True}
+_SCRUBBED_LOG = "[forgotten]"
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What a forget did: how many rows, and for a hard forget or a wipe the
+    verification report (forget_verify.Report.as_dict())."""
+
+    count: int
+    verification: dict[str, Any] | None = None
 
 
 def _matches_all(text: str, terms: list[str]) -> bool:
@@ -131,18 +147,51 @@ def _remove_lines_from_core(*, space: Space, texts: Iterable[str], actor: str, h
 
 
 def _scrub_audit(*, space: Space, item_ids: set[int], texts: list[str]) -> int:
+    """Empty the details of the audit events about the forgotten items or
+    quoting any of `texts`; the database finds them (a scan of every event
+    in Python took seconds in a space with a long history)."""
     needles = [t for t in texts if len(t) >= 3]
+    events = AuditEvent.objects.filter(space=space)
+    doomed = set(
+        events.filter(target_type="item", target_id__in=[str(i) for i in item_ids]).values_list(
+            "pk", flat=True
+        )
+    )
+    if needles:
+        doomed |= forget_verify.space_rows_containing(
+            AuditEvent, space=space, needles=needles, columns=["detail"]
+        )
+    if not doomed:
+        return 0
+    return events.filter(pk__in=doomed).exclude(detail=_SCRUBBED).update(detail=_SCRUBBED)
+
+
+def _scrub_admin_log(
+    texts: list[str], *, model: type[models.Model] | None = None, ids: Iterable[int] = ()
+) -> int:
+    """The admin's change log names objects by their text (str(obj), cut to
+    200 characters); a forgotten fact edited there must not live on in it.
+    Entries of the deleted rows (`model`, `ids`) go whatever they say."""
+    if not apps.is_installed("django.contrib.admin"):
+        return 0
+    from django.contrib.admin.models import LogEntry
+    from django.contrib.contenttypes.models import ContentType
+
     scrubbed = 0
-    events = AuditEvent.objects.filter(space=space).only("id", "target_type", "target_id", "detail")
-    for event in events.iterator(chunk_size=2000):
-        if event.detail == _SCRUBBED:
-            continue
-        is_target = event.target_type == "item" and event.target_id in {str(i) for i in item_ids}
-        # Stored JSON escapes non-ASCII text, so compare against a decoded dump.
-        dumped = json.dumps(event.detail, ensure_ascii=False)
-        if is_target or any(n in dumped for n in needles):
-            AuditEvent.objects.filter(pk=event.pk).update(detail=_SCRUBBED)
-            scrubbed += 1
+    keys = [str(i) for i in ids]
+    if model is not None and keys:
+        kind = ContentType.objects.get_for_model(model)
+        scrubbed += LogEntry.objects.filter(content_type=kind, object_id__in=keys).update(
+            object_repr=_SCRUBBED_LOG, change_message=_SCRUBBED_LOG
+        )
+    needles = forget_verify.needles_of(texts)
+    for needle in needles:
+        scrubbed += LogEntry.objects.filter(object_repr__contains=needle).update(
+            object_repr=_SCRUBBED_LOG
+        )
+        scrubbed += LogEntry.objects.filter(change_message__contains=needle).update(
+            change_message=_SCRUBBED_LOG
+        )
     return scrubbed
 
 
@@ -207,6 +256,7 @@ def _hard_delete_items(*, space: Space, items: list[MemoryItem], actor: str) -> 
         Belief.objects.filter(pk__in=belief_ids, evidence=None).delete()
         Entity.objects.filter(pk__in=_orphan_entities(space=space, candidates=entity_ids)).delete()
         _scrub_audit(space=space, item_ids=ids, texts=needles)
+        _scrub_admin_log(texts, model=MemoryItem, ids=ids)
         _remove_lines_from_core(space=space, texts=texts, actor=actor, hard=True)
         audit.record(
             space=space,
@@ -220,8 +270,11 @@ def _hard_delete_items(*, space: Space, items: list[MemoryItem], actor: str) -> 
     return len(ids)
 
 
-def _hard_delete_conversation(*, space: Space, query: str) -> int:
-    """Turns and summaries containing every word of the query."""
+def _hard_delete_conversation(
+    *, space: Space, query: str, deleted: dict[Target, set[int]], texts: list[str]
+) -> int:
+    """Turns and summaries containing every word of the query. Their ids go
+    into `deleted` and their texts into `texts`, for the verification."""
     terms = query_terms(query)
     removed = 0
     pairs: list[tuple[Target, type[Turn] | type[SessionSummary]]] = [
@@ -231,33 +284,45 @@ def _hard_delete_conversation(*, space: Space, query: str) -> int:
     for target, model in pairs:
         hits = search(target, space_id=space.pk, query=query, limit=QUERY_LIMIT, live_only=False)
         rows = model.objects.filter(space=space, pk__in=[h.id for h in hits])
-        doomed = [r.pk for r in rows if _matches_all(r.text, terms)]
+        doomed = {r.pk: r.text for r in rows if _matches_all(r.text, terms)}
         if doomed:
-            removed += model.objects.filter(pk__in=doomed).delete()[1].get(model._meta.label, 0)
+            with transaction.atomic():
+                removed += model.objects.filter(pk__in=doomed).delete()[1].get(model._meta.label, 0)
+                _scrub_audit(space=space, item_ids=set(), texts=list(doomed.values()))
+                _scrub_admin_log(list(doomed.values()), model=model, ids=doomed)
+            deleted.setdefault(target, set()).update(doomed)
+            texts += doomed.values()
     return removed
+
+
+def core_lines_for_query(*, space: Space, query: str) -> list[str]:
+    """Lines of the space's core blocks, current or in their history, that
+    contain every word of the query."""
+    terms = query_terms(query)
+    found: set[str] = set()
+    blocks = CoreBlock.objects.filter(space=space).values_list("text", flat=True)
+    versions = CoreBlockVersion.objects.filter(block__space=space).values_list("text", flat=True)
+    for text in [*blocks, *versions]:
+        found.update(
+            " ".join(line.split()) for line in text.split("\n") if _matches_all(line, terms)
+        )
+    found.discard("")
+    return sorted(found)
 
 
 def _space_models() -> list[type[models.Model]]:
     """Every model with a `space` foreign key, except the API keys that let the
-    agent keep using the emptied space. Found by introspection so a model
-    added later is wiped too."""
-    found = []
-    for model in apps.get_models():
-        if model._meta.label in ("memory.Space", "memory.ApiKey"):
-            continue
-        try:
-            field = model._meta.get_field("space")
-        except Exception:
-            continue
-        if getattr(field, "related_model", None) is Space:
-            found.append(model)
-    return found
+    agent keep using the emptied space (found by introspection, so a model
+    added later is wiped too)."""
+    return [m for m in forget_verify.space_models() if m._meta.label != "memory.ApiKey"]
 
 
-def _wipe_space(*, space: Space, actor: str) -> int:
+def _wipe_space(*, space: Space, actor: str) -> Forgotten:
+    from memory.search._fts import TABLES
     from memory.services import mirror
 
     total = 0
+    per_table: dict[str, int] = {}
     with transaction.atomic():
         # Leaves first so cascades have little left to collect.
         order: list[type[models.Model]] = [
@@ -272,13 +337,70 @@ def _wipe_space(*, space: Space, actor: str) -> int:
         rest = [m for m in _space_models() if m not in order and m is not CoreBlock]
         doomed: list[type[models.Model]] = [*order, *rest, CoreBlock]
         for model in doomed:
-            total += model._default_manager.filter(space=space).delete()[0]
+            n, by_label = model._default_manager.filter(space=space).delete()
+            total += n
+            for label, count in by_label.items():
+                if count:
+                    per_table[label] = per_table.get(label, 0) + count
         Space.objects.filter(pk=space.pk).update(last_activity_at=None, last_consolidated_at=None)
+        # Written after the deletes: the one row the space keeps, with counts
+        # only, so an operator can see that (and when, and by whom) it was wiped.
+        event = audit.record(
+            space=space,
+            action="wipe",
+            target_type="space",
+            target_id=space.pk,
+            actor=actor,
+            rows=total,
+            tables=per_table,
+        )
     mirror.remove_space(space=space)
-    # Not written to the audit table: that table of this space is part of what
-    # was wiped, and a survivor row would be "something left".
+    forget_verify.drop_caches(space)
+    tables = [m._meta.db_table for m in forget_verify.space_models()]
+    storage = reclaim.after_wipe(fts_tables=[fts for fts, _ in TABLES.values()], tables=tables)
+    report = forget_verify.verify_wipe(space=space, keep_audit_id=event.pk, storage=storage)
     log.warning("space %s wiped by %s: %s rows deleted", space.name, actor, total)
-    return total
+    if not report.verified:
+        log.error("wipe of space %s left rows behind: %s", space.name, report.as_dict())
+    return Forgotten(count=total, verification=report.as_dict())
+
+
+def _hard_forget(
+    *, space: Space, items: list[MemoryItem], query: str | None, actor: str
+) -> Forgotten:
+    from memory.search._fts import TABLES
+
+    deleted: dict[Target, set[int]] = {"item": {i.pk for i in items}}
+    texts = [i.text for i in items]
+    count = _hard_delete_items(space=space, items=items, actor=actor) if items else 0
+    if query is not None:
+        count += _hard_delete_conversation(space=space, query=query, deleted=deleted, texts=texts)
+        # A core line the agent wrote by hand is not a fact, but saying
+        # "forget X" means it too.
+        lines = core_lines_for_query(space=space, query=query)
+        if lines:
+            with transaction.atomic():
+                _remove_lines_from_core(space=space, texts=lines, actor=actor, hard=True)
+                _scrub_audit(space=space, item_ids=set(), texts=lines)
+                _scrub_admin_log(lines)
+            texts += lines
+    if items or query is not None:
+        from memory.services import mirror
+
+        mirror.scrub_rejected(space=space, texts=texts)
+    forget_verify.drop_caches(space)
+    fts_tables = [TABLES[t][0] for t, ids in deleted.items() if ids and t in TABLES]
+    tables = [m._meta.db_table for m in forget_verify.space_models()]
+    storage = reclaim.after_hard_forget(
+        fts_tables=fts_tables, tables=[*tables, CoreBlockVersion._meta.db_table]
+    )
+    report = forget_verify.verify(
+        space=space, texts=texts, deleted=deleted, query=query, storage=storage
+    )
+    if not report.verified:
+        found = [c.as_dict() for c in report.checks if c.found]
+        log.error("hard forget in space %s left traces: %s", space.name, found)
+    return Forgotten(count=count, verification=report.as_dict())
 
 
 def forget(
@@ -294,6 +416,28 @@ def forget(
     """Forget one fact, the facts matching a query, or the whole space; returns
     how many rows were forgotten (facts; with hard+query also turns and
     summaries; with everything, every deleted row)."""
+    return forget_with_report(
+        space=space,
+        item_id=item_id,
+        query=query,
+        everything=everything,
+        confirm=confirm,
+        hard=hard,
+        actor=actor,
+    ).count
+
+
+def forget_with_report(
+    *,
+    space: Space,
+    item_id: int | str | None = None,
+    query: str | None = None,
+    everything: bool = False,
+    confirm: str | None = None,
+    hard: bool = False,
+    actor: str = "api",
+) -> Forgotten:
+    """forget(), with the verification report of a hard forget or a wipe."""
     chosen = sum([item_id is not None, bool(query and query.strip()), everything])
     if chosen != 1:
         raise Invalid("give exactly one of item_id, query or everything")
@@ -310,14 +454,11 @@ def forget(
         items = items_for_query(space=space, query=query, include_inactive=hard)
 
     if hard:
-        count = _hard_delete_items(space=space, items=items, actor=actor) if items else 0
-        if query is not None:
-            count += _hard_delete_conversation(space=space, query=query)
-        return count
+        return _hard_forget(space=space, items=items, query=query, actor=actor)
 
     items = [i for i in items if i.status != MemoryItem.Status.FORGOTTEN]
     if not items:
-        return 0
+        return Forgotten(count=0)
     ids = [i.pk for i in items]
     with transaction.atomic():
         MemoryItem.objects.filter(pk__in=ids).update(status=MemoryItem.Status.FORGOTTEN)
@@ -333,7 +474,7 @@ def forget(
                 hard=False,
             )
         _remove_lines_from_core(space=space, texts=[i.text for i in items], actor=actor, hard=False)
-    return len(ids)
+    return Forgotten(count=len(ids))
 
 
 def bring_back(*, item: MemoryItem, actor: str, archived_only: bool = False) -> bool:

@@ -186,3 +186,21 @@ def sync_all() -> int:
 
 def remove_space(*, space: Space) -> None:
     shutil.rmtree(space_dir(space), ignore_errors=True)
+
+
+def scrub_rejected(*, space: Space, texts: list[str]) -> int:
+    """Delete the kept copies of refused edits (USER.md.rejected-...) that
+    hold any of `texts`: after a hard forget they are the last copy."""
+    needles = [t.encode() for t in texts if t.strip()]
+    removed = 0
+    folder = space_dir(space)
+    if not folder.is_dir() or not needles:
+        return 0
+    for path in folder.glob("*.rejected-*"):
+        try:
+            if any(n in path.read_bytes() for n in needles):
+                path.unlink()
+                removed += 1
+        except OSError:
+            log.exception("could not scrub the rejected mirror edit %s", path)
+    return removed

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from memory.errors import Conflict, NotFound
 from memory.models import Skill, Space
+from memory.screening import redact
 from memory.services import audit
 
 
@@ -54,8 +55,8 @@ def create_skill(
             skill = Skill.objects.create(
                 space=space,
                 name=name.strip(),
-                description=description,
-                body=body,
+                description=redact(description),
+                body=redact(body),
                 enabled=enabled and not draft,
                 is_draft=draft,
                 source=source,
@@ -71,6 +72,9 @@ def create_skill(
 def update_skill(*, skill: Skill, actor: str, **fields: Any) -> Skill:
     """Edit a skill. Enabling a draft is a person accepting it: it stops being a draft."""
     changed = {k: v for k, v in fields.items() if v is not None}
+    for text_field in ("description", "body"):  # a skill is put in prompts: no secrets
+        if isinstance(changed.get(text_field), str):
+            changed[text_field] = redact(changed[text_field])
     if changed.get("enabled"):
         changed["is_draft"] = False
     for name, value in changed.items():

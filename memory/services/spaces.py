@@ -13,6 +13,9 @@ from django.utils import timezone
 from memory.models import ApiKey, Space
 
 KEY_PREFIX = "eng_"
+# The space `engram_run` makes the first key for: the operator's own, the one
+# space that sees the server host unless told otherwise.
+DEFAULT_SPACE = "default"
 # Touch last_used_at at most this often, so authentication stays a read.
 _LAST_USED_GRANULARITY = timedelta(minutes=5)
 
@@ -22,8 +25,34 @@ def _hash(secret: str) -> str:
 
 
 def get_or_create_space(*, name: str) -> Space:
-    space, _ = Space.objects.get_or_create(name=name)
+    space, _ = Space.objects.get_or_create(
+        name=name, defaults={"host_access": name == DEFAULT_SPACE}
+    )
     return space
+
+
+def set_host_access(*, space: Space, allowed: bool, actor: str) -> bool:
+    """Let the space's keys see the server host (or stop them); audited.
+    Returns whether anything changed."""
+    from memory.services import audit
+
+    with transaction.atomic():
+        changed = bool(
+            Space.objects.filter(pk=space.pk)
+            .exclude(host_access=allowed)
+            .update(host_access=allowed)
+        )
+        if changed:
+            audit.record(
+                space=space,
+                action="host_access",
+                target_type="space",
+                target_id=space.pk,
+                actor=actor,
+                allowed=allowed,
+            )
+    space.host_access = allowed
+    return changed
 
 
 @transaction.atomic

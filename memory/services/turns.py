@@ -9,8 +9,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memory.models import IngestJob, Session, Space, Turn
-from memory.screening import screen
+from memory.models import AuditEvent, IngestJob, MemoryItem, Session, Space, Turn
+from memory.screening import redact_json, screen, split_reasons
 from memory.services import outbox
 
 
@@ -28,6 +28,12 @@ class TurnData:
 class Accepted:
     turn: Turn
     created: bool  # False when (session_id, ref) already existed
+    # Why the turn is quarantined (empty when it is not).
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def quarantined(self) -> bool:
+        return self.turn.screen_status == "flagged"
 
 
 def accept_turns(*, space: Space, turns: list[TurnData]) -> list[Accepted]:
@@ -63,11 +69,14 @@ def _sessions(*, space: Space, turns: list[TurnData], now: datetime) -> dict[str
     return sessions
 
 
-def _new_turn(*, space: Space, session: Session, data: TurnData, now: datetime) -> Turn:
+def _new_turn(
+    *, space: Space, session: Session, data: TurnData, now: datetime, before: _Before
+) -> tuple[Turn, list[str]]:
     # Secrets never reach the database; instruction-like turns are kept (the
     # episode happened) but quarantined from recall.
     screened = screen(data.text)
-    return Turn(
+    reasons = [r for r in screened.reasons if screened.flagged]
+    turn = Turn(
         space=space,
         session=session,
         ref=data.ref,
@@ -75,9 +84,93 @@ def _new_turn(*, space: Space, session: Session, data: TurnData, now: datetime) 
         text=screened.text or "[empty after screening]",
         screen_status=screened.status,
         ts=data.ts or now,
-        metadata=data.metadata,
+        metadata=redact_json(data.metadata),
         created_at=now,
     )
+    previous = before.get(session, data.role)
+    if not screened.flagged and previous is not None and previous.screen_status == "ok":
+        # An attack cut in two: this turn read with the end of the one before
+        # it (same session, same role) quarantines both.
+        reasons = split_reasons(previous.text, turn.text)
+        if reasons:
+            turn.screen_status = "flagged"
+            previous.screen_status = "flagged"
+            if previous.pk is None:  # earlier in this batch, not inserted yet
+                before.reasons[id(previous)].extend(reasons)
+            else:
+                before.split.append((previous, reasons))
+    before.last[(session.pk, data.role)] = turn
+    before.reasons[id(turn)] = reasons
+    return turn, reasons
+
+
+class _Before:
+    """The latest turn of each (session, role) as the accepted turns go by:
+    the one stored before this request, then each new one in turn."""
+
+    def __init__(self, space: Space) -> None:
+        self.space = space
+        self.last: dict[tuple[int, str], Turn | None] = {}
+        self.split: list[tuple[Turn, list[str]]] = []  # stored first halves to quarantine
+        self.reasons: dict[int, list[str]] = {}  # by id() of each new turn
+
+    def get(self, session: Session, role: str) -> Turn | None:
+        key = (session.pk, role)
+        if key not in self.last:
+            self.last[key] = (
+                Turn.objects.filter(space=self.space, session=session, role=role)
+                .only("id", "text", "screen_status", "session_id", "role", "created_at")
+                .order_by("-ts", "-id")
+                .first()
+            )
+        return self.last[key]
+
+
+def _quarantine(*, space: Space, accepted: list[Accepted], before: _Before) -> None:
+    """Record why each new turn was quarantined, and quarantine the stored
+    first halves of split attacks with the facts made of them (a half said
+    earlier in the same batch was flagged before it was inserted)."""
+    events = [
+        AuditEvent(
+            space=space,
+            action="quarantine",
+            target_type="turn",
+            target_id=str(a.turn.pk),
+            actor="screening",
+            detail={"reasons": a.reasons},
+        )
+        for a in accepted
+        if a.created and a.reasons
+    ]
+    for previous, reasons in before.split:
+        Turn.objects.filter(pk=previous.pk).update(screen_status="flagged")
+        # Facts made from that half (not older ones it merely confirmed).
+        MemoryItem.objects.filter(
+            space=space, stated_in__turn_id=previous.pk, created_at__gte=previous.created_at
+        ).update(screen_status=MemoryItem.Screen.FLAGGED, screen_reasons=reasons)
+        events.append(
+            AuditEvent(
+                space=space,
+                action="quarantine",
+                target_type="turn",
+                target_id=str(previous.pk),
+                actor="screening",
+                detail={"reasons": reasons},
+            )
+        )
+    AuditEvent.objects.bulk_create(events)
+
+
+def stored_reasons(*, space: Space, turns: list[Turn]) -> dict[int, list[str]]:
+    """Why each of these stored turns was quarantined, from the audit log."""
+    ids = [str(t.pk) for t in turns if t.screen_status == "flagged"]
+    found: dict[int, list[str]] = {}
+    if ids:
+        for event in AuditEvent.objects.filter(
+            space=space, action="quarantine", target_type="turn", target_id__in=ids
+        ).order_by("created_at", "id"):
+            found[int(event.target_id)] = list(event.detail.get("reasons") or [])
+    return found
 
 
 def _accept_batch(
@@ -93,6 +186,7 @@ def _accept_batch(
             known[(turn.session_id, str(turn.ref))] = turn
     accepted: list[Accepted] = []
     new_turns: list[Turn] = []
+    before = _Before(space)
     for data in turns:
         session = sessions[data.session_id]
         key = (session.pk, data.ref) if data.ref is not None else None
@@ -100,12 +194,13 @@ def _accept_batch(
             # Stored before, or earlier in this same batch.
             accepted.append(Accepted(turn=known[key], created=False))
             continue
-        turn = _new_turn(space=space, session=session, data=data, now=now)
+        turn, reasons = _new_turn(space=space, session=session, data=data, now=now, before=before)
         new_turns.append(turn)
-        accepted.append(Accepted(turn=turn, created=True))
+        accepted.append(Accepted(turn=turn, created=True, reasons=reasons))
         if key is not None:
             known[key] = turn
     Turn.objects.bulk_create(new_turns)
+    _quarantine(space=space, accepted=accepted, before=before)
     jobs = IngestJob.objects.bulk_create(
         [
             IngestJob(space=space, turn=turn, kind="turn", idempotency_key=f"turn:{turn.pk}")
@@ -123,6 +218,7 @@ def _accept_one_by_one(
     sessions = _sessions(space=space, turns=turns, now=now)
     accepted: list[Accepted] = []
     new_jobs: list[int] = []
+    before = _Before(space)
     for data in turns:
         session = sessions[data.session_id]
         existing = None
@@ -131,7 +227,7 @@ def _accept_one_by_one(
         if existing is not None:
             accepted.append(Accepted(turn=existing, created=False))
             continue
-        turn = _new_turn(space=space, session=session, data=data, now=now)
+        turn, reasons = _new_turn(space=space, session=session, data=data, now=now, before=before)
         try:
             with transaction.atomic():
                 turn.save(force_insert=True)
@@ -144,7 +240,8 @@ def _accept_one_by_one(
             space=space, turn=turn, kind="turn", idempotency_key=f"turn:{turn.pk}"
         )
         new_jobs.append(job.pk)
-        accepted.append(Accepted(turn=turn, created=True))
+        accepted.append(Accepted(turn=turn, created=True, reasons=reasons))
+    _quarantine(space=space, accepted=accepted, before=before)
     _touch(space=space, sessions=sessions, accepted=accepted, now=now, new_jobs=new_jobs)
     return accepted, new_jobs
 

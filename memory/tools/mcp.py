@@ -29,6 +29,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from engram_site import ratelimit
 from memory.errors import EngramError
 from memory.models import ApiKey
 from memory.tools import registry
@@ -263,6 +264,19 @@ async def _json(send: Send, status: int, detail: str, headers: list[tuple[bytes,
     await send({"type": "http.response.body", "body": body})
 
 
+def _counted_key(scheme: str, token: str, address: str) -> ApiKey | None:
+    """The key for the token, counted against the rate limits as under
+    /api/: per key, or per client address when there is no valid key."""
+    from memory.services.spaces import authenticate
+
+    key = authenticate(token) if scheme.lower() == "bearer" and token else None
+    if key is None:
+        ratelimit.check_address(address)
+    else:
+        ratelimit.check_key(key.prefix)
+    return key
+
+
 class BearerGate:
     """In front of the SDK's app: Host and Origin against ENGRAM_ALLOWED_HOSTS
     (DNS-rebinding protection), then the Bearer key, whose space the tools act in."""
@@ -283,11 +297,12 @@ class BearerGate:
             await _json(send, 403, "origin not allowed (ENGRAM_ALLOWED_HOSTS)", [])
             return
         scheme, _, token = headers.get("authorization", "").partition(" ")
-        key = None
-        if scheme.lower() == "bearer" and token.strip():
-            from memory.services.spaces import authenticate
-
-            key = await in_thread(lambda: authenticate(token.strip()))
+        client = scope.get("client") or ("unknown", 0)
+        try:
+            key = await in_thread(lambda: _counted_key(scheme, token.strip(), str(client[0])))
+        except ratelimit.RateLimited as exc:
+            await _json(send, 429, exc.detail, [(b"retry-after", str(exc.retry_after).encode())])
+            return
         if key is None:
             await _json(
                 send,

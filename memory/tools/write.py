@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from memory.errors import EngramError, Invalid
 from memory.models import Entity, MemoryItem
-from memory.screening import screen
+from memory.screening import screen_fact, screen_strict
 from memory.services import audit, core, facts, forget, graph
 from memory.services.imports import history
 from memory.tools._common import AS_OF, DRY_RUN, KNOWN_AT, ItemOut, item_or_404, item_out
@@ -31,6 +31,11 @@ class PlanOut(ToolResult):
     action: str = Field(description="ADD | UPDATE | NOOP | DELETE | DEFER | DROP | QUARANTINE")
     superseded: list[str] = Field(default_factory=list)
     reason: str = ""
+    quarantined: bool = Field(
+        default=False,
+        description="Stored for review but never recalled: the injection screen flagged it.",
+    )
+    reasons: list[str] = Field(default_factory=list, description="Why it was quarantined.")
 
 
 def _fact(ctx: ToolContext, *, dry_run: bool, **fields: Any) -> dict[str, Any]:
@@ -42,6 +47,8 @@ def _fact(ctx: ToolContext, *, dry_run: bool, **fields: Any) -> dict[str, Any]:
         "action": result.action,
         "superseded": [str(pk) for pk in result.superseded],
         "reason": result.reason,
+        "quarantined": result.quarantined,
+        "reasons": result.reasons,
     }
 
 
@@ -102,6 +109,12 @@ class SaveOut(ToolResult):
     items: list[SavedItem] = Field(default_factory=list)
     failed: int = 0
     dry_run: bool = False
+    quarantined: bool = Field(
+        default=False,
+        description="The fact was stored quarantined, or the core entry refused, by the "
+        "injection screen.",
+    )
+    reasons: list[str] = Field(default_factory=list, description="The screen's reasons.")
 
 
 @tool(
@@ -175,15 +188,23 @@ def memory_save(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
     if not args.text.strip():
         raise Invalid("text: required for add and replace")
     saved = _fact(ctx, dry_run=args.dry_run, text=args.text)
+    if saved["quarantined"]:
+        message = (
+            f"{'Would be quarantined' if args.dry_run else 'Quarantined'} by the injection screen "
+            f"({', '.join(saved['reasons'])}): stored for review, never recalled."
+        )
+    else:
+        message = ("Would be " if args.dry_run else "Saved to long-term memory: ") + saved["action"]
     return {
         "ok": saved["action"] not in ("DROP", "QUARANTINE") or bool(saved["id"]),
         "block": "auto",
-        "message": ("Would be " if args.dry_run else "Saved to long-term memory: ")
-        + saved["action"],
+        "message": message,
         "id": saved["id"],
         "action": saved["action"],
         "superseded": saved["superseded"],
         "dry_run": args.dry_run,
+        "quarantined": saved["quarantined"],
+        "reasons": saved["reasons"],
     }
 
 
@@ -193,17 +214,23 @@ def _save_core(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
         lines = core.entries(block.text)
         needle = args.old_text.strip()
         matches = [line for line in lines if needle and needle in line]
-        if args.action != "add" and len(matches) != 1:
+        verdict = screen_strict(args.text) if args.action != "remove" else None
+        if verdict is not None and verdict.flagged:
+            message = f"would be refused by the injection screen ({', '.join(verdict.reasons)})"
+        elif args.action != "add" and len(matches) != 1:
             message = f"old_text matches {len(matches)} entries; it must match exactly one"
         else:
             message = f"would {args.action} one entry of the {args.block} block"
+        refused = verdict is not None and verdict.flagged
         return {
-            "ok": args.action == "add" or len(matches) == 1,
+            "ok": not refused and (args.action == "add" or len(matches) == 1),
             "block": args.block,
             "message": message,
             "usage": core.usage(block=block),
             "version": block.version,
             "dry_run": True,
+            "quarantined": refused,
+            "reasons": verdict.reasons if refused and verdict else [],
         }
     result = core.save(
         space=ctx.space,
@@ -219,6 +246,8 @@ def _save_core(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
         "usage": result.usage,
         "message": result.message,
         "version": result.block.version,
+        "quarantined": bool(result.reasons),
+        "reasons": result.reasons,
     }
 
 
@@ -279,7 +308,9 @@ def memory_update(ctx: ToolContext, args: UpdateIn) -> dict[str, Any]:
         raise Invalid(
             f"id: item {old.pk} is not live ({old.status}); only a live entry is corrected"
         )
-    screened = screen(args.text.strip())
+    # A correction keeps the old entry's kind: a standing instruction gets
+    # the strict screen.
+    screened = screen_fact(args.text.strip(), kind=old.kind, importance=old.importance)
     if screened.flagged:
         raise Invalid(f"text: refused by the injection screen ({', '.join(screened.reasons)})")
     text = screened.text
@@ -340,6 +371,10 @@ class ForgetOut(ToolResult):
     forgotten: int
     ids: list[str] = Field(default_factory=list)
     dry_run: bool = False
+    verification: dict[str, Any] | None = Field(
+        default=None,
+        description="Hard forgets and wipes: every place searched afterwards and what was found.",
+    )
 
 
 @tool(
@@ -370,7 +405,7 @@ def memory_forget(ctx: ToolContext, args: ForgetIn) -> dict[str, Any]:
         return {"forgotten": len(found), "ids": [str(i.pk) for i in found], "dry_run": True}
     if args.item_id is not None:
         item_or_404(ctx.space, args.item_id)
-    count = forget.forget(
+    done = forget.forget_with_report(
         space=ctx.space,
         item_id=args.item_id,
         query=args.query,
@@ -379,7 +414,7 @@ def memory_forget(ctx: ToolContext, args: ForgetIn) -> dict[str, Any]:
         hard=args.hard,
         actor=ctx.actor,
     )
-    return {"forgotten": count}
+    return {"forgotten": done.count, "verification": done.verification}
 
 
 # --- memory_facts ----------------------------------------------------------------------------

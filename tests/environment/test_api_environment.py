@@ -12,6 +12,14 @@ from tests.environment import hosts
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _space_sees_the_host(space):  # type: ignore[no-untyped-def]
+    # These tests are about the server host; tests/environment/test_host_access.py
+    # covers the spaces that may not see it.
+    space.host_access = True
+    space.save(update_fields=["host_access"])
+
+
 def _report_windows(api) -> dict:  # type: ignore[no-untyped-def]
     doc = build_environment(hosts.windows_host(), local=False)
     body = {
@@ -90,11 +98,13 @@ def test_an_agent_report_becomes_the_space_host(api, client_for) -> None:  # typ
     again = api.post("/api/v1/environment/report", body, content_type="application/json").json()
     assert again["drift"]["drives_removed"] == ["D:\\"]
 
-    # Another space does not see this space's host.
+    # Another space sees neither this space's host nor (without host access)
+    # the server.
     from memory.services.spaces import create_api_key
 
     _, other = create_api_key(space_name="other-space")
-    assert client_for(other).get("/api/v1/environment").json()["source"] == "probe"
+    r = client_for(other).get("/api/v1/environment")
+    assert r.status_code == 403 and "host_access" in r.json()["detail"]
 
 
 def test_it_finds_a_binary_on_the_server(api) -> None:  # type: ignore[no-untyped-def]

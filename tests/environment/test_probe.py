@@ -110,6 +110,8 @@ def test_refresh_records_drift_against_the_previous_probe() -> None:
 @pytest.mark.django_db
 def test_render_block_prefers_the_space_agent_host(space) -> None:  # type: ignore[no-untyped-def]
     services.refresh_probe(facts=hosts.linux_host())
+    assert services.render_block(space=space) == ""  # may not see the server
+    space.host_access = True
     assert "/home/ana" in services.render_block(space=space)
     services.report_environment(
         space=space, data=build_environment(hosts.windows_host(), local=False)

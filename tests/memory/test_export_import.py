@@ -32,7 +32,7 @@ pytestmark = pytest.mark.django_db
 SECRET = "password: hunter2hunter2"
 
 
-def build_rich_space(space: Space, api) -> None:  # type: ignore[no-untyped-def]
+def build_rich_space(space: Space, api, *, legacy_secret: bool = True) -> None:  # type: ignore[no-untyped-def]
     now = timezone.now().replace(microsecond=123456)
     core.set_text(space=space, label="user", text="Name: Ana", author="agent")
     core.set_text(space=space, label="user", text="Name: Ana\nLives in Lisbon", author="person")
@@ -106,9 +106,13 @@ def build_rich_space(space: Space, api) -> None:  # type: ignore[no-untyped-def]
     MemoryItem.objects.create(
         space=space, text="Old hobby: chess", status="forgotten", created_at=now
     )
-    MemoryItem.objects.create(
-        space=space, text=f"The wifi {SECRET}", created_at=now - timedelta(hours=1)
-    )
+    if legacy_secret:
+        # A row stored raw, the way rows were before redaction covered it: an
+        # import redacts it (so a round trip is not identical) and the
+        # redacted view must still mask it.
+        MemoryItem.objects.create(
+            space=space, text=f"The wifi {SECRET}", created_at=now - timedelta(hours=1)
+        )
     ana, _ = Entity.objects.get_or_create(
         space=space, norm="ana", defaults={"name": "Ana", "type": "person"}
     )
@@ -153,11 +157,11 @@ def _comparable(export: dict) -> dict:
 def test_export_then_import_into_a_new_space_gives_an_identical_space(
     space, api, client_for
 ) -> None:  # type: ignore[no-untyped-def]
-    build_rich_space(space, api)
+    build_rich_space(space, api, legacy_secret=False)
     original = api.get("/api/v1/export").json()
     assert original["format"] == "engram.space"
     assert {b["label"]: b["version"] for b in original["core_blocks"]} == {"agent": 1, "user": 3}
-    assert len(original["items"]) >= 5 and original["beliefs"][0]["evidence"]
+    assert len(original["items"]) >= 4 and original["beliefs"][0]["evidence"]
 
     _, key_b = create_api_key(space_name="copy")
     b = client_for(key_b)

@@ -216,7 +216,23 @@ def test_forget_everything_leaves_nothing_of_the_space(api, space, client_for, t
     remember(other, text="The other space keeps its cat facts")
     other_space = Space.objects.get(name="other-space")
 
-    assert forget_call(api, everything=True, confirm=space.name).json()["forgotten"] > 10
+    wiped = forget_call(api, everything=True, confirm=space.name).json()
+    assert wiped["forgotten"] > 10
+    report = wiped["verification"]
+    assert report["verified"] is True and report["found"] == 0
+    places = {(c["place"], c["name"]) for c in report["checked"]}
+    assert ("table", "memory_turn") in places and ("vectors", "memory_memoryvector") in places
+    assert {c["place"] for c in report["checked"]} >= {"table", "vectors", "cache", "mirror"}
+
+    # The one row the space keeps: that it was wiped, by whom, how many rows;
+    # nothing of what they held.
+    (event,) = AuditEvent.objects.filter(space=space)
+    assert (event.action, event.target_type) == ("wipe", "space")
+    assert event.detail["rows"] == wiped["forgotten"]
+    assert event.detail["tables"]["memory.Turn"] == 2
+    dumped = str(event.detail)
+    for secret in ("Priya", "Pune", "Anna", "Miso", "pnpm", "deploy"):
+        assert secret not in dumped
 
     for model in _space_models():
         field = model._meta.get_field("space")
@@ -224,7 +240,10 @@ def test_forget_everything_leaves_nothing_of_the_space(api, space, client_for, t
             continue
         if model._meta.label == "memory.ApiKey":
             continue
-        left = model.objects.filter(space=space).count()
+        rows = model.objects.filter(space=space)
+        if model is AuditEvent:
+            rows = rows.exclude(pk=event.pk)
+        left = rows.count()
         assert left == 0, f"{model._meta.label} still has {left} rows of the space"
     assert not CoreBlockVersion.objects.filter(block__space=space).exists()
     for target in ("item", "turn", "summary"):
@@ -353,3 +372,60 @@ def test_an_archived_fact_leaves_the_graph_and_the_dashboard_restores_it(
     assert item.last_seen > long_ago  # seen now, or the next pass archives it again
     assert not any(edge_state(stale["id"]).values())
     assert ("Priya", "tried", "oboe", True) in drawn(space)
+
+
+# --- the verification report of a hard forget ------------------------------------------
+
+
+def test_a_hard_forget_answers_where_it_looked_and_finds_leftovers(api, space):
+    from django.contrib.admin.models import CHANGE, LogEntry
+    from django.contrib.auth.models import User
+    from django.contrib.contenttypes.models import ContentType
+
+    text = "Priya's locker at the gym is number 4471"
+    saved = remember(api, text=text)
+    item = MemoryItem.objects.get(pk=saved["id"])
+    add_vector(space, item)
+    # A curator once edited it in the admin, whose log names it by its text.
+    LogEntry.objects.create(
+        user=User.objects.create_user("curator"),
+        content_type=ContentType.objects.get_for_model(MemoryItem),
+        object_id=str(item.pk),
+        object_repr=text[:30],
+        action_flag=CHANGE,
+    )
+    # A place no forget step cleans: the report must see it.
+    Skill.objects.create(space=space, name="gym", body=f"Remember: {text}.")
+
+    answer = forget_call(api, item_id=saved["id"], hard=True).json()
+    report = answer["verification"]
+    found = {(c["place"], c["name"]): c["found"] for c in report["checked"]}
+    assert found[("table", "memory_skill")] == 1
+    assert report["verified"] is False and report["found"] == 1
+    assert text not in str(report)  # places and counts, never the text
+    for place in [
+        ("table", "memory_memoryitem"),
+        ("table", "memory_auditevent"),
+        ("table", "memory_coreblockversion"),
+        ("table", "django_admin_log"),
+        ("vectors", "memory_memoryvector"),
+        ("cache", "vector matrix (this process)"),
+        ("mirror", f"{space.name}/"),
+        ("files", "data directory"),
+    ]:
+        assert found[place] == 0, place
+    fts_names = {name for place, name in found if place == "fts"}
+    assert len(fts_names) == 3
+    assert not LogEntry.objects.filter(object_repr__contains="locker").exists()
+    # Inside this test's transaction nothing could be reclaimed, and it says so.
+    assert report["storage"]["done"] is False
+
+    Skill.objects.filter(space=space).delete()
+    again = remember(api, text="Anna's bicycle lock code is written in the red notebook")
+    clean = forget_call(api, item_id=again["id"], hard=True).json()["verification"]
+    assert clean["verified"] is True and clean["found"] == 0
+
+
+def test_soft_forget_answers_no_report(api):
+    saved = remember(api, text="Priya collects vintage fountain pens")
+    assert forget_call(api, item_id=saved["id"]).json() == {"forgotten": 1}

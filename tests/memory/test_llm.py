@@ -201,6 +201,6 @@ def test_secrets_never_reach_the_llm_or_the_database(settings, space, api, fake)
     job = post(api, f"I use the OpenAI key {secret} for my side project at home.", "s")
     run_job(job.pk)
     assert fake.raw_bodies and all(secret.encode() not in raw for raw in fake.raw_bodies)
-    assert "[REDACTED:api_key]" in json.dumps(fake.requests)
+    assert "[REDACTED:openai_key]" in json.dumps(fake.requests)
     assert secret not in Turn.objects.get(pk=job.turn_id).text
     assert not MemoryItem.objects.filter(text__contains=secret).exists()

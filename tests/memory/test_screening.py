@@ -8,7 +8,7 @@ from memory.models import MemoryItem, Turn
 from memory.screening import redact, screen
 
 SECRETS = {
-    "api_key": "sk-proj-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2",
+    "openai_key": "sk-proj-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2",
     "aws_key": "AKIAIOSFODNN7EXAMPLE",
     "github_token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",

@@ -31,6 +31,31 @@ RESTARTS = 5
 RESTART_WINDOW = 60.0
 
 
+def web_command(python: str, bind: str, workers: int) -> list[str]:
+    """The web server as ./run starts it (bench_http starts the same)."""
+    return [
+        python,
+        "-m",
+        "gunicorn",
+        # ASGI, so the same server answers MCP's Streamable HTTP at /mcp.
+        "engram_site.asgi:application",
+        "--worker-class",
+        "uvicorn.workers.UvicornWorker",
+        "--bind",
+        bind,
+        "--workers",
+        str(workers),
+        "--access-logfile",
+        "-",
+        "--graceful-timeout",
+        "5",
+        # gunicorn's control socket defaults to ~/.gunicorn, shared by
+        # every instance of the user; keep ours with the data.
+        "--control-socket",
+        str(Path(settings.DATA_DIR) / "gunicorn.ctl"),
+    ]
+
+
 class Command(BaseCommand):
     help = "Start Engram: web server, Celery worker and Celery beat (Ctrl-C stops all)."
 
@@ -73,27 +98,7 @@ class Command(BaseCommand):
         python = sys.executable
         base = Path(settings.BASE_DIR)
         commands = {
-            "web": [
-                python,
-                "-m",
-                "gunicorn",
-                # ASGI, so the same server answers MCP's Streamable HTTP at /mcp.
-                "engram_site.asgi:application",
-                "--worker-class",
-                "uvicorn.workers.UvicornWorker",
-                "--bind",
-                options["bind"],
-                "--workers",
-                str(options["web_workers"]),
-                "--access-logfile",
-                "-",
-                "--graceful-timeout",
-                "5",
-                # gunicorn's control socket defaults to ~/.gunicorn, shared by
-                # every instance of the user; keep ours with the data.
-                "--control-socket",
-                str(Path(settings.DATA_DIR) / "gunicorn.ctl"),
-            ],
+            "web": web_command(python, options["bind"], options["web_workers"]),
             "worker": [
                 python,
                 "-m",

@@ -15,7 +15,7 @@ from django.db import transaction
 
 from memory.errors import Invalid
 from memory.models import Entity, MemoryItem, Relation, Space
-from memory.screening import screen
+from memory.screening import redact_json, screen
 from memory.services import audit, graph
 from memory.services.pipeline.candidates import content_hash
 
@@ -138,6 +138,9 @@ def import_graph(
     computed inside a transaction that is rolled back, so the counts are
     exactly what a real run would do."""
     nodes, edges = _validate(dump)
+    # Node names and properties become entities and facts: redacted first
+    # (deterministic, so the ids edges name still match).
+    nodes, edges = redact_json(nodes), redact_json(edges)
     report = GraphImportReport(dry_run=dry_run)
     try:
         with transaction.atomic():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -34,9 +34,9 @@ from memory.models import (
     Space,
     Turn,
 )
-from memory.screening import screen
+from memory.screening import redact_json, screen
 from memory.services import audit, outbox
-from memory.services.export import FORMAT, item_uids, relation_key, turn_key
+from memory.services.export import FORMAT, HASH_KEYS, item_key, item_uids, relation_key, turn_key
 
 
 @dataclass
@@ -177,6 +177,21 @@ def _sessions(
     return sessions
 
 
+def _redacted_uid(it: dict[str, Any], where: str) -> str:
+    created = _dt(it.get("created_at"), field_name=f"{where}.created_at")
+    if created is None:
+        return ""  # not importable anyway: the item's own checks name the field
+    probe = MemoryItem(
+        created_at=created.astimezone(UTC),
+        kind=it.get("kind") or MemoryItem.Kind.FACT,
+        text=str(it.get("text") or ""),
+        subject=str(it.get("subject") or "")[:200],
+        predicate=str(it.get("predicate") or "")[:100],
+        object=str(it.get("object") or "")[:500],
+    )
+    return item_key(probe)
+
+
 def _items(
     space: Space, data: dict[str, Any], sessions: dict[str, Session], report: ImportReport
 ) -> dict[str, MemoryItem]:
@@ -189,10 +204,14 @@ def _items(
         uid = str(it.get("uid") or "")
         if not uid:
             raise Invalid(f"{where}.uid: required")
-        if uid in by_uid:
+        text = str(it.get("text") or "")
+        # The file's uid was made from the text before redaction: an item
+        # imported before is found by the uid its stored, redacted text has.
+        known = by_uid.get(uid) or by_uid.get(_redacted_uid(it, where))
+        if known is not None:
+            by_uid.setdefault(uid, known)
             report.skipped["items"] += 1
             continue
-        text = str(it.get("text") or "")
         if not text:
             raise Invalid(f"{where}.text: required")
         screen_status = it.get("screen_status") or MemoryItem.Screen.OK
@@ -426,6 +445,11 @@ def import_space(*, space: Space, data: dict[str, Any], actor: str = "import") -
     from memory.services import mirror
 
     _check(data)
+    # An export from elsewhere (or from before redaction covered a kind) may
+    # hold secrets; they are redacted like any other write. Identifiers and
+    # digests are kept so the file's references still hold, and redaction is
+    # deterministic, so entity norms and the relations naming them still agree.
+    data = redact_json(data, keep_keys=HASH_KEYS)
     report = ImportReport()
     with transaction.atomic():
         jobs: list[int] = []

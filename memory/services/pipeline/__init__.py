@@ -19,7 +19,7 @@ from django.db import DatabaseError, transaction
 
 from memory import embeddings, llm
 from memory.models import AuditEvent, IngestJob, MemoryItem, Turn
-from memory.screening import screen
+from memory.screening import screen_fact
 from memory.services import audit, facts, identity, outbox
 from memory.services.pipeline import extract, resolve, retrieve, salience
 from memory.services.pipeline.candidates import Candidate
@@ -104,7 +104,9 @@ def process(job: IngestJob) -> dict[str, Any]:
         candidates = _dedupe([identity.resolve(space, c) for c in candidates])
         flagged: dict[int, list[str]] = {}
         for i, c in enumerate(candidates):
-            screened = screen(c.text)
+            # Strict for what could become a standing instruction or a core
+            # entry: a directive to act is never one.
+            screened = screen_fact(c.text, kind=c.kind, importance=c.importance)
             c.text = screened.text
             if screened.flagged:
                 flagged[i] = screened.reasons

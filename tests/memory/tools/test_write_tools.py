@@ -79,7 +79,7 @@ def test_forget_by_id_and_query_with_a_dry_run(ok, call):
     a = ok("memory_save", text="The user's locker code is kept at the gym.")["id"]
     ok("memory_save", text="The user plays chess on Sundays.")
     plan = ok("memory_forget", query="locker gym", dry_run=True)
-    assert plan == {"forgotten": 1, "ids": [a], "dry_run": True}
+    assert plan == {"forgotten": 1, "ids": [a], "dry_run": True, "verification": None}
     assert MemoryItem.objects.get(pk=a).status == "active"
     assert ok("memory_forget", item_id=a)["forgotten"] == 1
     assert MemoryItem.objects.get(pk=a).status == "forgotten"
@@ -87,6 +87,9 @@ def test_forget_by_id_and_query_with_a_dry_run(ok, call):
     assert [g["id"] for g in gone] == [a] and gone[0]["restorable"] and "forget" in gone[0]["why"]
     status, _ = call("memory_forget", item_id="999999")
     assert status == 404
+    hard = ok("memory_forget", item_id=a, hard=True)
+    assert hard["forgotten"] == 1 and hard["verification"]["found"] == 0
+    assert {c["name"] for c in hard["verification"]["checked"]} >= {"memory_memoryitem"}
 
 
 def test_facts_read_by_name_without_creating_an_entity(ok):
