@@ -146,7 +146,10 @@ def stack(
         r.start()
     else:
         workers.purge_local_broker()
-    extra = {f"ENGRAM_{k}": v for k, v in (engram or {}).items()}
+    # Clients here post as fast as answers come, far past the per-key limit
+    # an agent never reaches; what is measured is the stack, not the limiter.
+    extra = {"ENGRAM_RATE_LIMIT": "off"}
+    extra.update({f"ENGRAM_{k}": v for k, v in (engram or {}).items()})
     if llm:
         extra["ENGRAM_LLM_PROVIDERS"] = json.dumps(llm)
     env = workers.celery_env(redis_url=r.url if r else "", extra=extra)
