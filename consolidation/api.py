@@ -9,6 +9,7 @@ from pydantic import Field
 from consolidation import selectors, services
 from consolidation.models import ConsolidationRun
 from consolidation.schemas import ConsolidateIn, ConsolidateOut, RunListOut, RunOut
+from engram_site.bounds import DbInt
 from engram_site.types import SpaceRequest
 
 router = Router(tags=["consolidation"])
@@ -47,7 +48,8 @@ def consolidate(
 
 class RunFilter(Schema):
     limit: int = Field(default=20, ge=1, le=200)
-    offset: int = Field(default=0, ge=0)
+    # Bounded so offset + limit stays a 64-bit integer in the SQL.
+    offset: int = Field(default=0, ge=0, le=1_000_000_000)
     status: str | None = Field(default=None, max_length=10)
 
 
@@ -63,5 +65,5 @@ def list_runs(request: SpaceRequest, filters: Query[RunFilter]) -> RunListOut:
 
 
 @router.get("/consolidation/runs/{run_id}", response=RunOut)
-def get_run(request: SpaceRequest, run_id: int) -> RunOut:
+def get_run(request: SpaceRequest, run_id: DbInt) -> RunOut:
     return run_out(selectors.get_run(space=request.space, run_id=run_id))

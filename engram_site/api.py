@@ -4,18 +4,18 @@ router per area."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, cast
 
-from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI, Swagger
+from ninja import Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from engram_site import ratelimit
+from engram_site.jsonbody import BodyError, read_object
+from engram_site.openapi import DocumentedAPI
 from engram_site.types import SpaceRequest
 from memory.errors import EngramError
 from memory.models import ApiKey
@@ -43,100 +43,15 @@ class ApiKeyAuth(HttpBearer):
         return key
 
 
-class BodyError(Exception):
-    """The body cannot be read as JSON; the message says why."""
-
-    def __init__(self, detail: str, *, status: int = 400) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.status = status
-
-
 class StrictJsonParser(Parser):
-    """JSON bodies with the reason when they cannot be read.
-
-    ninja's own parser answers every failure with "Cannot parse request body";
-    this one says whether the bytes are not UTF-8 or the JSON is broken, and
-    where. It also refuses strings holding NUL (\\u0000): valid JSON, but
-    PostgreSQL cannot store it, and SQLite would keep a text that the other
-    backend then refuses."""
+    """JSON bodies read by engram_site.jsonbody: the reason when they cannot
+    be read, and only objects."""
 
     def parse_body(self, request: HttpRequest) -> dict[str, Any]:
-        raw = request.body
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise BodyError(
-                f"the body is not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start} "
-                "cannot be decoded; send JSON encoded as UTF-8"
-            ) from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise BodyError(
-                f"the body is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-            ) from None
-        except RecursionError:  # deeper than Python's parser goes
-            raise BodyError(_too_deep()) from None
-        _check_depth(data)
-        if "\\u0000" in text.lower():
-            where = _nul_path(data)
-            if where is not None:
-                raise BodyError(
-                    f"{where or 'body'}: text may not contain the NUL character (\\u0000)",
-                    status=422,
-                )
-        return cast(dict[str, Any], data)
+        return read_object(request.body)
 
 
-def _too_deep() -> str:
-    limit = settings.MAX_JSON_DEPTH
-    return (
-        f"the body nests objects and arrays more than {limit} levels deep; the limit is "
-        f"{limit} (ENGRAM_MAX_JSON_DEPTH)"
-    )
-
-
-def _check_depth(data: Any) -> None:
-    """Refuse bodies nested deeper than ENGRAM_MAX_JSON_DEPTH: every part of
-    Engram that walks a body (screening, redaction, export) recurses, and
-    no real turn, fact or import nests anywhere near the limit."""
-    level = [data]
-    depth = 0
-    while level:
-        depth += 1
-        if depth > settings.MAX_JSON_DEPTH:
-            raise BodyError(_too_deep())
-        level = [
-            child
-            for value in level
-            if isinstance(value, (dict, list))
-            for child in (value.values() if isinstance(value, dict) else value)
-            if isinstance(child, (dict, list))
-        ]
-
-
-def _nul_path(value: Any, path: str = "") -> str | None:
-    """The dotted path of the first string (or key) holding NUL, if any."""
-    if isinstance(value, str):
-        return path if "\x00" in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            here = f"{path}.{key}" if path else str(key)
-            if "\x00" in str(key):
-                return here
-            found = _nul_path(item, here)
-            if found is not None:
-                return found
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            found = _nul_path(item, f"{path}.{i}" if path else str(i))
-            if found is not None:
-                return found
-    return None
-
-
-api = NinjaAPI(
+api = DocumentedAPI(
     title="Engram",
     version="1",
     description="Long-term memory for AI agents. Authenticate with `Authorization: Bearer <key>`.",
@@ -166,11 +81,15 @@ def _loc(error: dict[str, Any]) -> str:
     return ".".join(loc) or "body"
 
 
+def _message(error: dict[str, Any]) -> str:
+    # pydantic prefixes our validators' ValueError text with "Value error, ".
+    return str(error.get("msg", "invalid")).removeprefix("Value error, ")
+
+
 @api.exception_handler(ValidationError)
 def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     errors = [
-        {"field": _loc(e), "message": e.get("msg", "invalid"), "type": e.get("type", "")}
-        for e in exc.errors
+        {"field": _loc(e), "message": _message(e), "type": e.get("type", "")} for e in exc.errors
     ]
     summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
     return api.create_response(request, {"detail": summary, "errors": errors}, status=422)
@@ -208,6 +127,25 @@ def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     if isinstance(cause, BodyError):
         return api.create_response(request, {"detail": cause.detail}, status=cause.status)
     return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
+
+
+@api.exception_handler(BodyError)
+def on_body_error(request: HttpRequest, exc: BodyError) -> HttpResponse:
+    # Raised directly by operations that read their body themselves
+    # (POST /tools/{name}); ninja's own parsing wraps it as HttpError.
+    return api.create_response(request, {"detail": exc.detail}, status=exc.status)
+
+
+@api.exception_handler(OverflowError)
+def on_overflow(request: HttpRequest, exc: OverflowError) -> HttpResponse:
+    # The schemas bound what they can (engram_site.bounds); this is the net
+    # for a value that slipped past them: a number or date beyond what Python
+    # or the database holds is the client's input, not a server fault.
+    return api.create_response(
+        request,
+        {"detail": f"a number or date is out of the range Engram can store ({exc})"},
+        status=422,
+    )
 
 
 @api.exception_handler(RequestDataTooBig)

@@ -6,6 +6,7 @@ from typing import Any
 
 from ninja import Router
 
+from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from environment import paths, services
 from environment.models import EnvironmentSnapshot
@@ -35,6 +36,7 @@ def _out(snap: EnvironmentSnapshot) -> dict[str, Any]:
 
 
 @router.get("/environment", response=EnvironmentOut)
+@raises(404)
 def get_environment(request: SpaceRequest, host: str | None = None) -> dict[str, Any]:
     """The host this space's prompts describe, with drift since the previous snapshot."""
     return _out(services.current_snapshot(space=request.space, host=host))
@@ -57,6 +59,7 @@ def report_environment(request: SpaceRequest, payload: EnvironmentReportIn) -> d
 
 
 @router.post("/environment/resolve-path", response=ResolvePathOut)
+@raises(404)
 def resolve_path(request: SpaceRequest, payload: ResolvePathIn) -> dict[str, Any]:
     """A path in the host's absolute form. Only on the server host is
     `exists` checked, and only for spaces with host access (403 otherwise)."""
@@ -69,6 +72,7 @@ def resolve_path(request: SpaceRequest, payload: ResolvePathIn) -> dict[str, Any
 
 
 @router.post("/environment/find-binary", response=FindBinaryOut)
+@raises(404)
 def find_binary(request: SpaceRequest, payload: FindBinaryIn) -> dict[str, Any]:
     snap = services.current_snapshot(space=request.space, host=payload.host)
     try:

@@ -552,6 +552,10 @@ class IngestJob(models.Model):
     sent_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
+    # Import jobs (kind "import_*") carry what to import until they are done,
+    # and how far they got while running (memory.services.imports.jobs).
+    payload = models.JSONField(default=dict, blank=True)
+    progress = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -8,12 +8,14 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import Field
 
+from engram_site.bounds import Instant
+
 
 class TurnIn(Schema):
     session_id: str = Field(min_length=1, max_length=200)
     role: Literal["user", "assistant"]
     text: str = Field(min_length=1, max_length=64_000)
-    ts: datetime | None = None
+    ts: Instant | None = None
     ref: str | None = Field(default=None, min_length=1, max_length=200)
     metadata: dict[str, Any] = Field(default_factory=dict)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from ninja import Query, Router, Schema
 from pydantic import Field
 
+from engram_site.bounds import Instant
 from engram_site.types import SpaceRequest
 from memory.services.context import build_context
 
@@ -18,10 +18,10 @@ class ContextQuery(Schema):
     query: str | None = Field(
         default=None, max_length=2000, description="This turn's user message, for recall."
     )
-    as_of: datetime | None = Field(
+    as_of: Instant | None = Field(
         default=None, description="Valid time: recall what was true then, by what is known now."
     )
-    known_at: datetime | None = Field(
+    known_at: Instant | None = Field(
         default=None, description="Transaction time: recall what Engram knew at that moment."
     )
     session_id: str | None = Field(

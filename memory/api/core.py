@@ -9,6 +9,8 @@ from typing import Literal
 from ninja import Query, Router, Schema
 from pydantic import Field
 
+from engram_site.bounds import INT64_MAX
+from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory.errors import Conflict
 from memory.models import CoreBlock
@@ -36,18 +38,23 @@ class CoreBlockOut(Schema):
 class CorePutIn(Schema):
     text: str = Field(max_length=32_000)
     expected_version: int | None = Field(
-        default=None, ge=0, description="The version you edited; 409 if the block moved on."
+        default=None,
+        ge=0,
+        le=INT64_MAX,
+        description="The version you edited; 409 if the block moved on.",
     )
     reason: str = Field(default="", max_length=200)
 
 
 class CoreUndoIn(Schema):
-    expected_version: int | None = Field(default=None, ge=0)
+    expected_version: int | None = Field(default=None, ge=0, le=INT64_MAX)
 
 
 class CoreRollbackIn(Schema):
-    version: int = Field(ge=0, description="The version whose text to restore (0 = empty).")
-    expected_version: int | None = Field(default=None, ge=0)
+    version: int = Field(
+        ge=0, le=INT64_MAX, description="The version whose text to restore (0 = empty)."
+    )
+    expected_version: int | None = Field(default=None, ge=0, le=INT64_MAX)
 
 
 class CoreVersionOut(Schema):
@@ -64,8 +71,8 @@ class CoreHistoryQuery(Schema):
 
 
 class CoreDiffQuery(Schema):
-    from_version: int = Field(ge=0, alias="from")
-    to_version: int | None = Field(default=None, ge=0, alias="to")
+    from_version: int = Field(ge=0, le=INT64_MAX, alias="from")
+    to_version: int | None = Field(default=None, ge=0, le=INT64_MAX, alias="to")
 
 
 class CoreDiffOut(Schema):
@@ -103,6 +110,7 @@ def get_block(request: SpaceRequest, label: LabelPath) -> dict[str, object]:
 
 
 @router.put("/core/{label}", response=CoreBlockOut)
+@raises(409)
 def put_block(request: SpaceRequest, label: LabelPath, payload: CorePutIn) -> dict[str, object]:
     space = request.space
     # Import a pending hand edit first, so a stale expected_version is caught.
@@ -151,6 +159,7 @@ def block_diff(
 
 
 @router.post("/core/{label}/undo", response=CoreBlockOut)
+@raises(409)
 def undo_block(request: SpaceRequest, label: LabelPath, payload: CoreUndoIn) -> dict[str, object]:
     before = core.get_block(space=request.space, label=label).version
     block = core.undo(
@@ -163,6 +172,7 @@ def undo_block(request: SpaceRequest, label: LabelPath, payload: CoreUndoIn) -> 
 
 
 @router.post("/core/{label}/rollback", response=CoreBlockOut)
+@raises(409)
 def rollback_block(
     request: SpaceRequest, label: LabelPath, payload: CoreRollbackIn
 ) -> dict[str, object]:

@@ -10,6 +10,7 @@ from django.utils import timezone
 from ninja import Query, Router, Schema
 from pydantic import Field, field_validator
 
+from engram_site.bounds import Instant, check_instant
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.selectors import facts_in_view
@@ -70,6 +71,7 @@ def _parse_when(value: str) -> datetime:
             parsed = datetime.combine(date.fromisoformat(raw), time.min)
         except ValueError:
             raise ValueError("must be an ISO-8601 date or datetime") from None
+    check_instant(parsed)
     if timezone.is_naive(parsed):
         parsed = timezone.make_aware(parsed, timezone.get_default_timezone())
     return parsed
@@ -128,10 +130,10 @@ class FactChainQuery(Schema):
         description='Whose facts: a name or alias ("user" for the user).',
     )
     predicate: str = Field(default="", max_length=100, description="e.g. lives_in, works_at.")
-    as_of: datetime | None = Field(
+    as_of: Instant | None = Field(
         default=None, description="Valid time: what was true then, by what is known now."
     )
-    known_at: datetime | None = Field(
+    known_at: Instant | None = Field(
         default=None, description="Transaction time: what Engram knew at that moment."
     )
     include_history: bool = Field(default=False, description="Every known value, not only current.")

@@ -14,6 +14,8 @@ from typing import Any, Literal
 from ninja import Router, Schema
 from pydantic import Field
 
+from engram_site.bounds import INT64_MAX, Instant
+from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.models import Space
@@ -129,11 +131,11 @@ class MemorySearchIn(Schema):
 
     query: str = Field(min_length=1, max_length=2000, description="What to look for.")
     k: int = Field(default=8, ge=1, le=100, description="How many results.")
-    as_of: datetime | None = Field(
+    as_of: Instant | None = Field(
         default=None,
         description="ISO date-time, valid time: what was true at that moment, by what is known now.",
     )
-    known_at: datetime | None = Field(
+    known_at: Instant | None = Field(
         default=None, description="ISO date-time, transaction time: what Engram knew then."
     )
     include_history: bool = Field(
@@ -147,7 +149,9 @@ class MemorySearchIn(Schema):
 class MemoryReportIn(Schema):
     """Report that a skill recall returned was used, so it counts as used."""
 
-    skill_id: int = Field(ge=1, description="The id of the skill (a recall result of type skill).")
+    skill_id: int = Field(
+        ge=1, le=INT64_MAX, description="The id of the skill (a recall result of type skill)."
+    )
     note: str = Field(default="", max_length=500, description="Optional: how it went.")
 
 
@@ -180,11 +184,11 @@ class RememberFactOut(Schema):
 class RecallAliasIn(Schema):
     query: str = Field(min_length=1, max_length=2000, description="What to look for.")
     k: int = Field(default=8, ge=1, le=100, description="How many results.")
-    as_of: datetime | None = Field(
+    as_of: Instant | None = Field(
         default=None,
         description="ISO date-time, valid time: what was true at that moment, by what is known now.",
     )
-    known_at: datetime | None = Field(
+    known_at: Instant | None = Field(
         default=None, description="ISO date-time, transaction time: what Engram knew then."
     )
 
@@ -316,6 +320,7 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
 
 
 @router.post("/memory/forget", response=MemoryForgetOut, exclude_none=True)
+@raises(404)
 def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, Any]:
     done = forget.forget_with_report(
         space=_space(request),
@@ -330,6 +335,7 @@ def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, A
 
 
 @router.post("/memory/report", response=MemoryReportOut)
+@raises(404)
 def memory_report(request: SpaceRequest, payload: MemoryReportIn) -> dict[str, Any]:
     skill = skill_usage.report(
         space=_space(request), skill_id=payload.skill_id, actor=_actor(request), note=payload.note

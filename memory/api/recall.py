@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
 from ninja import Router, Schema
 from pydantic import Field
 
+from engram_site.bounds import Instant
 from engram_site.types import SpaceRequest
 from memory.schemas import ResultOut
 from memory.services import skill_usage
@@ -23,10 +23,10 @@ ResultType = Literal["fact", "turn", "summary", "insight", "skill", "doc"]
 class RecallIn(Schema):
     query: str = Field(max_length=16_000)
     k: int = Field(default=8, ge=1, le=100)
-    as_of: datetime | None = Field(
+    as_of: Instant | None = Field(
         default=None, description="Valid time: what was true then, by what is known now."
     )
-    known_at: datetime | None = Field(
+    known_at: Instant | None = Field(
         default=None, description="Transaction time: what Engram knew at that moment."
     )
     include_history: bool = Field(

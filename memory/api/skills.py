@@ -9,6 +9,8 @@ from typing import Any
 from ninja import Query, Router, Schema
 from pydantic import Field
 
+from engram_site.bounds import DbInt
+from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory.models import Skill
 from memory.services import skills as service
@@ -86,6 +88,7 @@ def list_skills(request: SpaceRequest, params: Query[SkillsQuery]) -> dict[str, 
 
 
 @router.post("/skills", response={201: SkillOut})
+@raises(409)
 def create_skill(request: SpaceRequest, payload: SkillIn) -> tuple[int, dict[str, Any]]:
     skill = service.create_skill(
         space=request.space,
@@ -100,18 +103,19 @@ def create_skill(request: SpaceRequest, payload: SkillIn) -> tuple[int, dict[str
 
 
 @router.get("/skills/{skill_id}", response=SkillOut)
-def get_skill(request: SpaceRequest, skill_id: int) -> dict[str, Any]:
+def get_skill(request: SpaceRequest, skill_id: DbInt) -> dict[str, Any]:
     return _out(service.get_skill(space=request.space, skill_id=skill_id))
 
 
 @router.patch("/skills/{skill_id}", response=SkillOut)
-def patch_skill(request: SpaceRequest, skill_id: int, payload: SkillPatch) -> dict[str, Any]:
+@raises(409)
+def patch_skill(request: SpaceRequest, skill_id: DbInt, payload: SkillPatch) -> dict[str, Any]:
     skill = service.get_skill(space=request.space, skill_id=skill_id)
     return _out(service.update_skill(skill=skill, actor=_actor(request), **payload.dict()))
 
 
 @router.delete("/skills/{skill_id}", response={204: None})
-def delete_skill(request: SpaceRequest, skill_id: int) -> tuple[int, None]:
+def delete_skill(request: SpaceRequest, skill_id: DbInt) -> tuple[int, None]:
     skill = service.get_skill(space=request.space, skill_id=skill_id)
     service.delete_skill(skill=skill, actor=_actor(request))
     return 204, None

@@ -10,6 +10,8 @@ from typing import Any, Literal
 from django.http import HttpResponse
 from ninja import Query, Router, Schema
 
+from engram_site.jsonbody import BodyError, read_object
+from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.tools import registry
@@ -31,12 +33,15 @@ def context(request: SpaceRequest) -> registry.ToolContext:
 
 
 @router.post("/tools/{name}", response=dict[str, Any])
+@raises(404, 409, 413)  # a tool's own not-found and conflicts; its body, read below
 def run_tool(request: SpaceRequest, name: str) -> Any:
     registry.get(name)  # an unknown tool is a 404 before the body is read
+    # The same reading as every other body (an object, numbers in range),
+    # answered 422 as this endpoint always has for arguments it cannot read.
     try:
-        arguments = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise Invalid(f"body: not valid JSON ({exc})") from None
+        arguments = read_object(request.body or b"{}")
+    except BodyError as exc:
+        raise Invalid(exc.detail) from None
     try:
         return registry.call(name, ctx=context(request), arguments=arguments)
     except registry.ToolArgumentError as exc:

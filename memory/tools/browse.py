@@ -9,6 +9,7 @@ from typing import Any, Literal
 from django.db.models import Q
 from pydantic import Field
 
+from engram_site.bounds import Instant
 from memory.errors import Invalid
 from memory.models import Entity, MemoryItem, Relation, Session, Turn
 from memory.tools._common import ItemOut, item_or_404, item_out
@@ -22,7 +23,7 @@ class TimelineIn(ToolArgs):
     kind: Literal["fact", "preference", "event", "instruction", "insight"] | None = Field(
         default=None, description="Only entries of this kind."
     )
-    before: datetime | None = Field(default=None, description="Only entries created before this.")
+    before: Instant | None = Field(default=None, description="Only entries created before this.")
     include_inactive: bool = Field(
         default=False, description="Also superseded, forgotten and archived entries."
     )
@@ -59,8 +60,8 @@ def memory_timeline(ctx: ToolContext, args: TimelineIn) -> dict[str, Any]:
 
 
 class EpisodesIn(ToolArgs):
-    start: datetime | None = Field(default=None, description="From this moment (turn time).")
-    end: datetime | None = Field(default=None, description="Up to this moment.")
+    start: Instant | None = Field(default=None, description="From this moment (turn time).")
+    end: Instant | None = Field(default=None, description="Up to this moment.")
     session_id: str | None = Field(
         default=None, max_length=200, description="Drill into one session."
     )

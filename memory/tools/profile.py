@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from engram_site.bounds import INT64_MAX
 from memory.errors import Invalid
 from memory.services import core
 from memory.tools._common import DRY_RUN
@@ -20,9 +21,14 @@ class ProfileIn(ToolArgs):
         default=None, max_length=8000, description="edit: the whole new text of the block."
     )
     expected_version: int | None = Field(
-        default=None, ge=0, description="edit: the version you read; a mismatch fails loud."
+        default=None,
+        ge=0,
+        le=INT64_MAX,
+        description="edit: the version you read; a mismatch fails loud.",
     )
-    version: int | None = Field(default=None, ge=0, description="rollback: the version to restore.")
+    version: int | None = Field(
+        default=None, ge=0, le=INT64_MAX, description="rollback: the version to restore."
+    )
     dry_run: bool = DRY_RUN
 
     @model_validator(mode="after")

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from django.utils import timezone
 from pydantic import Field
 
+from engram_site.bounds import Instant
 from memory.errors import NotFound
 from memory.models import SearchBatch
 from memory.schemas import SourceOut
@@ -50,8 +51,8 @@ class ResultRow(ToolResult):
 class SearchIn(ToolArgs):
     query: str = Field(min_length=1, max_length=2000, description="What to look for.")
     k: int = Field(default=8, ge=1, le=100, description="How many results.")
-    as_of: datetime | None = AS_OF
-    known_at: datetime | None = KNOWN_AT
+    as_of: Instant | None = AS_OF
+    known_at: Instant | None = KNOWN_AT
     include_history: bool = Field(
         default=False, description="Also superseded and expired facts (marked current: false)."
     )
@@ -273,8 +274,8 @@ def unassessed(*, space: Any, session_id: str = "default") -> int:
 class AliasIn(ToolArgs):
     query: str = Field(min_length=1, max_length=2000, description="What to look for.")
     k: int = Field(default=8, ge=1, le=100, description="How many results.")
-    as_of: datetime | None = AS_OF
-    known_at: datetime | None = KNOWN_AT
+    as_of: Instant | None = AS_OF
+    known_at: Instant | None = KNOWN_AT
 
 
 class AliasOut(ToolResult):

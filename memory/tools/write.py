@@ -13,11 +13,13 @@ from typing import Any, Literal
 from django.db import transaction
 from pydantic import Field, model_validator
 
+from engram_site.bounds import Instant
 from memory.errors import EngramError, Invalid
 from memory.models import Entity, MemoryItem
 from memory.screening import screen_fact, screen_strict
 from memory.services import audit, core, facts, forget, graph
 from memory.services.imports import history
+from memory.services.imports import jobs as import_jobs
 from memory.tools._common import AS_OF, DRY_RUN, KNOWN_AT, ItemOut, item_or_404, item_out
 from memory.tools.registry import ToolArgs, ToolContext, ToolResult, tool
 
@@ -429,7 +431,7 @@ class FactEntry(ToolArgs):
     replaces: str | None = Field(
         default=None, max_length=40, description="Id of the fact this one supersedes."
     )
-    valid_from: datetime | None = Field(default=None, description="When it became true.")
+    valid_from: Instant | None = Field(default=None, description="When it became true.")
 
 
 class FactsIn(ToolArgs):
@@ -444,8 +446,8 @@ class FactsIn(ToolArgs):
     include_invalid: bool = Field(
         default=False, description="The full chain, superseded and expired values too."
     )
-    as_of: datetime | None = AS_OF
-    known_at: datetime | None = KNOWN_AT
+    as_of: Instant | None = AS_OF
+    known_at: Instant | None = KNOWN_AT
     limit: int = Field(default=50, ge=1, le=200)
     facts: list[FactEntry] | None = Field(
         default=None, min_length=1, max_length=50, description="Write mode: up to 50 facts."
@@ -725,6 +727,11 @@ class IngestIn(ToolArgs):
     dry_run: bool = Field(
         default=True, description="Default true: only the estimate. Pass false to store the turns."
     )
+    background: bool = Field(
+        default=False,
+        description="Store the turns in a background job even for a short log (longer ones "
+        "always are): the answer then names the job and its status_url.",
+    )
 
 
 class IngestOut(ToolResult):
@@ -737,6 +744,10 @@ class IngestOut(ToolResult):
     created: int = 0
     existing: int = 0
     bad_lines: list[str] = Field(default_factory=list)
+    job_id: str | None = Field(
+        default=None, description="The background job storing the turns, if one does."
+    )
+    status_url: str | None = Field(default=None, description="Where the job's progress is shown.")
 
 
 @tool(
@@ -766,6 +777,18 @@ def memory_ingest_history(ctx: ToolContext, args: IngestIn) -> dict[str, Any]:
                 "estimated_llm_calls": est.estimated_llm_calls,
                 "bad_lines": [f"line {b.line}: {b.error}" for b in est.bad_lines],
             }
+        lines = sum(1 for line in args.jsonl.splitlines() if line.strip())
+        if args.background or lines > import_jobs.SYNC_ROWS:
+            # Stored by a worker, a batch of turns per transaction, not here.
+            job = import_jobs.start(
+                space=ctx.space,
+                kind=import_jobs.HISTORY,
+                data={"jsonl": args.jsonl},
+                total=lines,
+                actor=ctx.actor,
+            )
+            view = import_jobs.view(job)
+            return {"dry_run": False, "job_id": view["job_id"], "status_url": view["status_url"]}
         result = history.run(space=ctx.space, path=path, actor=ctx.actor)
         return {
             "dry_run": False,

@@ -8,6 +8,7 @@ imported with the same wording is found by its content hash, an edge by its
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from memory.errors import Invalid
 from memory.models import Entity, MemoryItem, Relation, Space
 from memory.screening import redact_json, screen
 from memory.services import audit, graph
+from memory.services.imports.chunks import CHUNK, pause_between_chunks
 from memory.services.pipeline.candidates import content_hash
 
 SOURCE = "import:cognee"
@@ -58,6 +60,19 @@ class GraphImportReport:
         return {"dry_run": self.dry_run, **dict(self.counts)}
 
 
+@dataclass
+class _Seen:
+    """What the earlier chunks of a dry run would have written: each chunk
+    is rolled back, so the database cannot tell the next one."""
+
+    entities: set[str] = field(default_factory=set)
+    facts: set[str] = field(default_factory=set)
+    relations: set[tuple[str, str, str]] = field(default_factory=set)
+
+
+Progress = Callable[[int, int, GraphImportReport], None]
+
+
 def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> str:
     for key in keys:
         value = obj.get(key)
@@ -71,7 +86,14 @@ def _rel_words(rel: str) -> str:
 
 
 def _fact(
-    *, space: Space, text: str, subject: str, predicate: str, obj: str, report: GraphImportReport
+    *,
+    space: Space,
+    text: str,
+    subject: str,
+    predicate: str,
+    obj: str,
+    report: GraphImportReport,
+    seen: _Seen,
 ) -> MemoryItem:
     verdict = screen(text)
     digest = content_hash(verdict.text)
@@ -92,6 +114,10 @@ def _fact(
         screen_reasons=verdict.reasons,
         content_hash=digest,
     )
+    if digest in seen.facts:
+        report.counts["facts_existing"] += 1  # "added" by an earlier dry-run chunk
+        return item
+    seen.facts.add(digest)
     report.counts["facts_quarantined" if verdict.flagged else "facts_added"] += 1
     audit.record(
         space=space,
@@ -104,17 +130,17 @@ def _fact(
     return item
 
 
-def _entity(*, space: Space, name: str, type_: str, report: GraphImportReport) -> Entity | None:
+def _entity(
+    *, space: Space, name: str, type_: str, report: GraphImportReport, seen: _Seen
+) -> Entity | None:
     if screen(name).flagged or not graph.normalize(name):
         report.counts["nodes_refused"] += 1
         return None
     before = Entity.objects.filter(space=space).count()
     entity = graph.upsert_entity(space=space, name=name, type=type_)
-    report.counts[
-        "entities_added"
-        if Entity.objects.filter(space=space).count() > before
-        else "entities_existing"
-    ] += 1
+    added = Entity.objects.filter(space=space).count() > before and entity.norm not in seen.entities
+    seen.entities.add(entity.norm)
+    report.counts["entities_added" if added else "entities_existing"] += 1
     return entity
 
 
@@ -131,90 +157,176 @@ def _validate(dump: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return nodes, edges
 
 
-def import_graph(
-    *, space: Space, dump: dict[str, Any], dry_run: bool = False, actor: str = SOURCE
-) -> GraphImportReport:
-    """Import a {nodes, edges} dump into `space`. With `dry_run` everything is
-    computed inside a transaction that is rolled back, so the counts are
-    exactly what a real run would do."""
+def _check_rows(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> None:
+    """Refuse a dump with a bad row before anything is written: chunks
+    commit one by one, so a bad row found halfway would leave half an import."""
+    for i, node in enumerate(nodes):
+        if not _first(node, _NODE_NAME):
+            raise Invalid(f"nodes[{i}]: needs a name, label or id")
+    for i, edge in enumerate(edges):
+        if (
+            not _first(edge, _EDGE_SRC)
+            or not _first(edge, _EDGE_DST)
+            or not _first(edge, _EDGE_REL)
+        ):
+            raise Invalid(f"edges[{i}]: needs source, target and relation")
+
+
+def check_dump(dump: Any) -> tuple[int, int]:
+    """Validate a dump without writing; (nodes, edges)."""
     nodes, edges = _validate(dump)
+    _check_rows(nodes, edges)
+    return len(nodes), len(edges)
+
+
+class _Importer:
+    def __init__(self, *, space: Space, nodes: list[dict[str, Any]], report: GraphImportReport):
+        self.space, self.report, self.seen = space, report, _Seen()
+        self.names: dict[str, str] = {}
+        self.node_ids: set[str] = set()
+        for node in nodes:
+            name = _first(node, _NODE_NAME)
+            node_id = _first(node, ("id",)) or name
+            self.names[node_id] = name
+            if graph.normalize(name):
+                self.node_ids.add(node_id)
+        # Entities met in this run. A dry run forgets them after each chunk,
+        # whose rows are rolled back.
+        self.entities: dict[str, Entity] = {}
+
+    def node(self, node: dict[str, Any]) -> None:
+        space, report = self.space, self.report
+        name = _first(node, _NODE_NAME)
+        node_id = _first(node, ("id",)) or name
+        type_ = _TYPES.get(_first(node, ("type",)).lower(), Entity.Type.THING)
+        entity = _entity(space=space, name=name, type_=type_, report=report, seen=self.seen)
+        if entity is None:
+            self.node_ids.discard(node_id)
+            return
+        self.entities[node_id] = entity
+        description = _first(node, _NODE_DESC)
+        if description and description != name:
+            _fact(
+                space=space,
+                text=f"{name}: {description}",
+                subject=name,
+                predicate="is",
+                obj=description,
+                report=report,
+                seen=self.seen,
+            )
+
+    def _endpoint(self, node_id: str, name: str) -> Entity | None:
+        if node_id in self.entities:
+            return self.entities[node_id]
+        if node_id in self.node_ids:
+            # A node of this dump written by an earlier chunk (or run):
+            # found again, not counted again.
+            entity = graph.upsert_entity(space=self.space, name=name, type="thing")
+            self.entities[node_id] = entity
+            return entity
+        return _entity(
+            space=self.space, name=name, type_="thing", report=self.report, seen=self.seen
+        )
+
+    def edge(self, edge: dict[str, Any]) -> None:
+        space, report = self.space, self.report
+        src_id, dst_id = _first(edge, _EDGE_SRC), _first(edge, _EDGE_DST)
+        rel = _first(edge, _EDGE_REL)
+        src_name, dst_name = self.names.get(src_id, src_id), self.names.get(dst_id, dst_id)
+        item = _fact(
+            space=space,
+            text=f"{src_name} {_rel_words(rel)} {dst_name}",
+            subject=src_name,
+            predicate=rel.lower().replace(" ", "_"),
+            obj=dst_name,
+            report=report,
+            seen=self.seen,
+        )
+        if item.screen_status != MemoryItem.Screen.OK:
+            return  # a quarantined fact never becomes a graph edge
+        src, dst = self._endpoint(src_id, src_name), self._endpoint(dst_id, dst_name)
+        if src is None or dst is None:
+            return
+        pred = item.predicate
+        key = (src.norm, pred, dst.norm)
+        if (
+            key in self.seen.relations
+            or Relation.objects.filter(
+                space=space, src=src, rel=pred, dst=dst, expired_at=None
+            ).exists()
+        ):
+            report.counts["relations_existing"] += 1
+            return
+        Relation.objects.create(
+            space=space, src=src, rel=pred, dst=dst, item=item, created_at=item.created_at
+        )
+        self.seen.relations.add(key)
+        report.counts["relations_added"] += 1
+
+
+def import_graph(
+    *,
+    space: Space,
+    dump: dict[str, Any],
+    dry_run: bool = False,
+    actor: str = SOURCE,
+    start: int = 0,
+    counts: dict[str, int] | None = None,
+    progress: Progress | None = None,
+) -> GraphImportReport:
+    """Import a {nodes, edges} dump into `space`, CHUNK rows per transaction
+    (nodes first, then edges), so a long import never holds the database's
+    write lock for long. A run can resume at row `start` with the `counts`
+    so far (an import job taken over after its worker died); `progress(done,
+    total, report)` is called inside each chunk's transaction, so what it
+    records is exactly what committed (a dry run's, after the rollback). With `dry_run` every chunk is rolled
+    back and the counts are what a real run would do."""
+    nodes, edges = _validate(dump)
+    _check_rows(nodes, edges)
     # Node names and properties become entities and facts: redacted first
     # (deterministic, so the ids edges name still match).
     nodes, edges = redact_json(nodes), redact_json(edges)
-    report = GraphImportReport(dry_run=dry_run)
-    try:
-        with transaction.atomic():
-            names: dict[str, str] = {}
-            entities: dict[str, Entity] = {}
-            for i, node in enumerate(nodes):
-                name = _first(node, _NODE_NAME)
-                if not name:
-                    raise Invalid(f"nodes[{i}]: needs a name, label or id")
-                node_id = _first(node, ("id",)) or name
-                names[node_id] = name
-                type_ = _TYPES.get(_first(node, ("type",)).lower(), Entity.Type.THING)
-                entity = _entity(space=space, name=name, type_=type_, report=report)
-                if entity is None:
-                    continue
-                entities[node_id] = entity
-                description = _first(node, _NODE_DESC)
-                if description and description != name:
-                    _fact(
-                        space=space,
-                        text=f"{name}: {description}",
-                        subject=name,
-                        predicate="is",
-                        obj=description,
-                        report=report,
-                    )
-            for i, edge in enumerate(edges):
-                src_id, dst_id = _first(edge, _EDGE_SRC), _first(edge, _EDGE_DST)
-                rel = _first(edge, _EDGE_REL)
-                if not src_id or not dst_id or not rel:
-                    raise Invalid(f"edges[{i}]: needs source, target and relation")
-                src_name, dst_name = names.get(src_id, src_id), names.get(dst_id, dst_id)
-                words = _rel_words(rel)
-                item = _fact(
-                    space=space,
-                    text=f"{src_name} {words} {dst_name}",
-                    subject=src_name,
-                    predicate=rel.lower().replace(" ", "_"),
-                    obj=dst_name,
-                    report=report,
-                )
-                if item.screen_status != MemoryItem.Screen.OK:
-                    continue  # a quarantined fact never becomes a graph edge
-                src = entities.get(src_id) or _entity(
-                    space=space, name=src_name, type_="thing", report=report
-                )
-                dst = entities.get(dst_id) or _entity(
-                    space=space, name=dst_name, type_="thing", report=report
-                )
-                if src is None or dst is None:
-                    continue
-                pred = item.predicate
-                if Relation.objects.filter(
-                    space=space, src=src, rel=pred, dst=dst, expired_at=None
-                ).exists():
-                    report.counts["relations_existing"] += 1
-                    continue
-                Relation.objects.create(
-                    space=space, src=src, rel=pred, dst=dst, item=item, created_at=item.created_at
-                )
-                report.counts["relations_added"] += 1
-            audit.record(
-                space=space,
-                action="import",
-                target_type="space",
-                target_id=space.pk,
-                actor=actor[:60],
-                kind="graph",
-                nodes=len(nodes),
-                edges=len(edges),
-                **dict(report.counts),
-            )
-            if dry_run:
-                raise _DryRun
-    except _DryRun:
-        pass
+    report = GraphImportReport(dry_run=dry_run, counts=Counter(counts or {}))
+    importer = _Importer(space=space, nodes=nodes, report=report)
+    rows: list[tuple[str, dict[str, Any]]] = [("node", n) for n in nodes]
+    rows += [("edge", e) for e in edges]
+    total = len(rows)
+    for begin in range(start, total, CHUNK):
+        end = min(begin + CHUNK, total)
+        before = Counter(report.counts)
+        try:
+            with transaction.atomic():
+                for kind, row in rows[begin:end]:
+                    if kind == "node":
+                        importer.node(row)
+                    else:
+                        importer.edge(row)
+                if dry_run:
+                    raise _DryRun
+                if progress is not None:
+                    progress(end, total, report)
+        except _DryRun:
+            importer.entities.clear()
+            if progress is not None:
+                # After the rollback, or the record of it would go too.
+                with transaction.atomic():
+                    progress(end, total, report)
+        except BaseException:
+            report.counts = before  # the chunk rolled back: so do its counts
+            raise
+        if end < total:
+            pause_between_chunks()
+    if not dry_run:
+        audit.record(
+            space=space,
+            action="import",
+            target_type="space",
+            target_id=space.pk,
+            actor=actor[:60],
+            kind="graph",
+            nodes=len(nodes),
+            edges=len(edges),
+            **dict(report.counts),
+        )
     return report

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from engram_site.bounds import instant_problem
 from memory.models import Session, Space, Turn
 from memory.screening import screen
 from memory.services import audit
@@ -63,11 +64,22 @@ class Result:
 def _ts(value: Any) -> datetime | None:
     if value in (None, ""):
         return None
+    parsed: datetime | None
     if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, tz=UTC)
-    parsed = parse_datetime(str(value))
+        try:
+            parsed = datetime.fromtimestamp(value, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"ts: epoch seconds out of range: {value!r}") from None
+    else:
+        try:
+            parsed = parse_datetime(str(value))
+        except ValueError:  # well formed but impossible, e.g. month 13
+            parsed = None
     if parsed is None:
         raise ValueError(f"ts: not an ISO-8601 datetime or epoch seconds: {value!r}")
+    problem = instant_problem(parsed)
+    if problem is not None:
+        raise ValueError(f"ts: {problem}")
     return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
 
 
@@ -96,6 +108,10 @@ def _parse(raw: dict[str, Any], seen: Counter[str]) -> TurnData:
     if not isinstance(metadata, dict):
         raise ValueError("metadata: must be an object")
     return TurnData(session_id=session_id, role=role, text=text, ts=ts, ref=ref, metadata=metadata)
+
+
+# For import jobs, which fix each line's ref before storing it redacted.
+parse_line = _parse
 
 
 def read_turns(path: Path, bad: list[BadLine]) -> Iterator[TurnData]:

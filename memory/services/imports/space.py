@@ -18,6 +18,7 @@ from typing import Any
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
+from engram_site.bounds import instant_problem
 from memory.errors import Invalid
 from memory.models import (
     Belief,
@@ -38,6 +39,10 @@ from memory.screening import redact_json, screen
 from memory.services import audit, outbox
 from memory.services.export import FORMAT, HASH_KEYS, item_key, item_uids, relation_key, turn_key
 
+SECTIONS = ("core_blocks", "sessions", "items", "entities", "relations", "beliefs", "skills")
+# Turns per transaction when a background job imports an export in slices.
+SLICE_TURNS = 500
+
 
 @dataclass
 class ImportReport:
@@ -56,9 +61,15 @@ class ImportReport:
 def _dt(value: Any, *, field_name: str) -> datetime | None:
     if value in (None, ""):
         return None
-    parsed = parse_datetime(str(value))
+    try:
+        parsed = parse_datetime(str(value))
+    except ValueError:  # well formed but impossible, e.g. month 13
+        parsed = None
     if parsed is None:
         raise Invalid(f"{field_name}: not an ISO-8601 datetime: {value!r}")
+    problem = instant_problem(parsed)
+    if problem is not None:
+        raise Invalid(f"{field_name}: {problem}")
     return parsed
 
 
@@ -78,9 +89,62 @@ def _check(data: Any) -> None:
         # A redacted view has lost text on purpose; restoring it would store
         # [REDACTED] placeholders as if they were memories.
         raise Invalid("redacted: a redacted export is for sharing and cannot be imported")
-    for key in ("core_blocks", "sessions", "items", "entities", "relations", "beliefs", "skills"):
-        if not isinstance(data.get(key, []), list):
+    for key in SECTIONS:
+        rows = data.get(key, [])
+        if not isinstance(rows, list):
             raise Invalid(f"{key}: must be a list")
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict):
+                raise Invalid(f"{key}[{i}]: must be an object")
+    for i, session in enumerate(data.get("sessions", [])):
+        turns = session.get("turns", [])
+        if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
+            raise Invalid(f"sessions[{i}].turns: must be a list of objects")
+
+
+def check_export(data: Any) -> None:
+    """Refuse what is not an importable export, naming the field."""
+    _check(data)
+
+
+def row_count(data: dict[str, Any]) -> int:
+    """Rows an import of `data` writes at most: its turns and section rows."""
+    sessions = data.get("sessions")
+    turns = sum(
+        len(s["turns"])
+        for s in (sessions if isinstance(sessions, list) else [])
+        if isinstance(s, dict) and isinstance(s.get("turns"), list)
+    )
+    return turns + sum(len(data.get(k, [])) for k in SECTIONS if isinstance(data.get(k), list))
+
+
+def slices(data: dict[str, Any], *, turns_per_slice: int | None = None) -> list[dict[str, Any]]:
+    """`data` split into exports that import_space takes one at a time, each
+    in a short transaction of its own: the sessions, at most
+    `turns_per_slice` turns at a time, then everything else in one (items,
+    entities, relations, beliefs, skills and core blocks refer to sessions
+    and to each other, never to turns not yet written). Importing them in
+    order stores what importing `data` at once would."""
+    _check(data)
+    turns_per_slice = turns_per_slice or SLICE_TURNS
+    meta = {k: v for k, v in data.items() if k not in SECTIONS}
+    out: list[dict[str, Any]] = []
+    batch: list[dict[str, Any]] = []
+    size = 0
+    for session in data.get("sessions", []):
+        turns = session.get("turns", [])
+        # A long session is cut into parts; the later ones find it stored.
+        parts = [turns[i : i + turns_per_slice] for i in range(0, len(turns), turns_per_slice)]
+        for part in parts or [[]]:
+            if batch and size + len(part) > turns_per_slice:
+                out.append({**meta, "sessions": batch})
+                batch, size = [], 0
+            batch.append({**session, "turns": part})
+            size += len(part)
+    if batch:
+        out.append({**meta, "sessions": batch})
+    out.append({**meta, **{k: data.get(k, []) for k in SECTIONS if k != "sessions"}})
+    return out
 
 
 def _sessions(
@@ -439,9 +503,12 @@ def _core_blocks(space: Space, data: dict[str, Any], report: ImportReport) -> li
     return touched
 
 
-def import_space(*, space: Space, data: dict[str, Any], actor: str = "import") -> ImportReport:
+def import_space(
+    *, space: Space, data: dict[str, Any], actor: str = "import", record_audit: bool = True
+) -> ImportReport:
     """Import a JSON space export into `space`. Bad data raises Invalid
-    naming the field; nothing is written then."""
+    naming the field; nothing is written then. An import job importing
+    slices records one audit event for them all (`record_audit=False`)."""
     from memory.services import mirror
 
     _check(data)
@@ -460,16 +527,17 @@ def import_space(*, space: Space, data: dict[str, Any], actor: str = "import") -
         _beliefs(space, data, items, report)
         _skills(space, data, report)
         blocks = _core_blocks(space, data, report)
-        audit.record(
-            space=space,
-            action="import",
-            target_type="space",
-            target_id=space.pk,
-            actor=actor[:60],
-            kind="json",
-            source_space=str((data.get("space") or {}).get("name", ""))[:64],
-            **report.as_dict(),
-        )
+        if record_audit:
+            audit.record(
+                space=space,
+                action="import",
+                target_type="space",
+                target_id=space.pk,
+                actor=actor[:60],
+                kind="json",
+                source_space=str((data.get("space") or {}).get("name", ""))[:64],
+                **report.as_dict(),
+            )
         if jobs:
             outbox.enqueue_on_commit(jobs)
         for block_id in blocks:

@@ -18,6 +18,7 @@ from typing import Any
 from django.db import DatabaseError, transaction
 
 from memory import embeddings, llm
+from memory.errors import EngramError
 from memory.models import AuditEvent, IngestJob, MemoryItem, Turn
 from memory.screening import screen_fact
 from memory.services import audit, facts, identity, outbox
@@ -36,12 +37,16 @@ def run_job(job_id: int) -> dict[str, Any] | None:
     re-raised as llm.TransientError (the task retries them with backoff) until
     the job runs out of attempts; anything else dead-letters the job at once
     with its error kept."""
+    from memory.services.imports import jobs as import_jobs
+
     job = outbox.claim(job_id)
     if job is None:
         return None
     try:
-        return process(job)
-    except LeaseLost:
+        # Import jobs share the outbox (claim, lease, retries, sweeper) and
+        # this error handling; only the work differs.
+        return import_jobs.run(job) if import_jobs.handles(job) else process(job)
+    except (LeaseLost, import_jobs.LeaseLost):
         log.warning("job %s: lease lost to another worker; its result stands", job_id)
         return None
     except llm.TransientError as exc:
@@ -57,6 +62,12 @@ def run_job(job_id: int) -> dict[str, Any] | None:
             retry = True  # cannot even record it: the lease runs out, the sweeper re-sends
         if retry:
             raise llm.TransientError(f"database error: {exc}") from exc
+        return None
+    except EngramError as exc:
+        # Bad data found while running (an import's row naming its field):
+        # permanent, and the reason is all a curator needs to read.
+        log.warning("job %s failed: %s", job_id, exc.detail)
+        outbox.fail(job, error=exc.detail, permanent=True)
         return None
     except Exception as exc:
         log.exception("job %s failed permanently", job_id)

@@ -15,6 +15,7 @@ from typing import Literal
 from django.utils import timezone
 from pydantic import BaseModel, Field
 
+from engram_site.bounds import instant_problem
 from memory import llm
 from memory.models import Space, Turn
 from memory.services.pipeline import rules
@@ -83,6 +84,8 @@ def _date(value: str | None) -> datetime | None:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
+    if instant_problem(parsed) is not None:
+        return None  # a date no database can store is no date at all
     if timezone.is_naive(parsed):
         parsed = timezone.make_aware(parsed, timezone.get_default_timezone())
     return parsed
