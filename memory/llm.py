@@ -9,8 +9,9 @@ taken with a conditional UPDATE so concurrent workers cannot overspend.
 
 Callers must not hold a database transaction open around these calls.
 
-Errors: `TransientError` (timeouts, 5xx, 429, connection failures: worth
-retrying later), `PermanentError` (4xx, answers that never validate),
+Errors: `TransientError` (timeouts, 5xx, 429, connection failures, and
+`InvalidAnswer`, an answer still invalid after the repair request: worth
+retrying later), `PermanentError` (4xx, a body that is no chat completion),
 `BudgetExceeded`, and `LLMUnavailable` (no provider configured, or every
 provider failed; `ProvidersDown` when every failure was transient, so a task's
 `autoretry_for=(TransientError,)` retries it).
@@ -50,6 +51,13 @@ class LLMError(Exception):
 
 class TransientError(LLMError):
     """Timeouts, connection failures, 429 and 5xx: retry later."""
+
+
+class InvalidAnswer(TransientError):
+    """Not the JSON asked for, even after the repair request. A flaky or
+    overloaded model seldom repeats itself, so the job is retried with
+    backoff like a timeout; one that always answers so is dead-lettered
+    after ENGRAM_JOB_MAX_ATTEMPTS, its last answer's error kept."""
 
 
 class PermanentError(LLMError):
@@ -283,7 +291,7 @@ def complete_json(*, space: Space, purpose: str, system: str, user: str, schema:
             try:
                 return _parse(content, schema)
             except (ValueError, pydantic.ValidationError) as exc:
-                raise PermanentError(
+                raise InvalidAnswer(
                     f"{provider.name}: invalid JSON after repair: {str(exc)[:300]}"
                 ) from None
         except BudgetExceeded:

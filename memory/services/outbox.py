@@ -164,7 +164,12 @@ def retry_dead(job_ids: list[int]) -> int:
 
 def sweep(*, limit: int = 500) -> int:
     """Re-send jobs that were never sent, were sent long ago and are still
-    pending (message lost), or whose lease expired (worker died)."""
+    pending (message lost), or whose lease expired (worker died).
+
+    All of them, `limit` at a time: after a broker outage (or Redis coming
+    back empty) thousands are waiting, and re-sending only one page per
+    sweep interval would take many minutes to drain them. A job sent twice
+    runs once (its claim is conditional)."""
     now = timezone.now()
     stale_send = now - timedelta(seconds=settings.ENGRAM["SWEEP_UNSENT_AFTER_SECONDS"])
     lost = IngestJob.objects.filter(
@@ -172,13 +177,20 @@ def sweep(*, limit: int = 500) -> int:
         | Q(status=IngestJob.Status.PENDING, sent_at__lt=stale_send)
         | Q(status=IngestJob.Status.RUNNING, lease_until__lt=now)
     ).order_by("pk")
-    ids = list(lost.values_list("pk", flat=True)[:limit])
-    if not ids:
-        return 0
-    with transaction.atomic():
-        IngestJob.objects.filter(pk__in=ids).update(sent_at=None)
-        enqueue_on_commit(ids)
-    return len(ids)
+    total, after = 0, 0
+    while True:
+        # By id, not by state: a page whose send failed (broker still down)
+        # keeps matching and would be taken again.
+        ids = list(lost.filter(pk__gt=after).values_list("pk", flat=True)[:limit])
+        if not ids:
+            return total
+        with transaction.atomic():
+            IngestJob.objects.filter(pk__in=ids).update(sent_at=None)
+            enqueue_on_commit(ids)
+        total += len(ids)
+        after = ids[-1]
+        if len(ids) < limit:
+            return total
 
 
 def pending_count(space_id: int) -> int:

@@ -9,6 +9,7 @@ instantly (the benchmark uses that)."""
 from __future__ import annotations
 
 import json
+import random
 import re
 import threading
 import time
@@ -51,7 +52,9 @@ def auto_reply(body: dict[str, Any]) -> str:
     """Extraction: the turn's first sentence as one fact about the user.
     Resolution: ADD every new candidate."""
     system = body["messages"][0]["content"]
-    user = body["messages"][-1]["content"]
+    # The first user message: a repair request appends the bad answer and a
+    # complaint after it, but asks the same question.
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
     if "extract durable facts" in system:
         m = _TURN.search(user)
         text = (m.group("text") if m else user).strip()
@@ -70,12 +73,30 @@ def auto_reply(body: dict[str, Any]) -> str:
     return "{}"
 
 
+GARBAGE = ("Sure! Here are the facts you asked for:", '{"facts": [{"text": ', "null", "[]")
+
+
 class FakeLLM:
     """`responder`, if given, answers whatever the script does not: it returns
-    the assistant message text, or None to fall back to `auto_reply`."""
+    the assistant message text, or None to fall back to `auto_reply`.
 
-    def __init__(self, responder: Callable[[dict[str, Any]], str | None] | None = None) -> None:
+    `garbage` and `timeouts` make a flaky model for fault tests: that share of
+    unscripted requests gets an answer that is not the JSON asked for, or no
+    answer for `hang` seconds (set it above the provider's timeout)."""
+
+    def __init__(
+        self,
+        responder: Callable[[dict[str, Any]], str | None] | None = None,
+        *,
+        garbage: float = 0.0,
+        timeouts: float = 0.0,
+        hang: float = 5.0,
+        seed: int = 17,
+    ) -> None:
         self.responder = responder
+        self.garbage, self.timeouts, self.hang = garbage, timeouts, hang
+        self.faults = {"garbage": 0, "timeout": 0}
+        self._rng = random.Random(seed)
         self.requests: list[dict[str, Any]] = []
         self.raw_bodies: list[bytes] = []
         self.script: deque[Reply] = deque()
@@ -99,6 +120,8 @@ class FakeLLM:
                     fake.raw_bodies.append(raw)
                     fake.requests.append(body)
                     reply = fake.script.popleft() if fake.script else None
+                    if reply is None:
+                        reply = fake._fault()
                 if reply is None:
                     content = fake.responder(body) if fake.responder is not None else None
                     reply = Reply(content=auto_reply(body) if content is None else content)
@@ -122,6 +145,17 @@ class FakeLLM:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def _fault(self) -> Reply | None:
+        # under self._lock
+        roll = self._rng.random()
+        if roll < self.garbage:
+            self.faults["garbage"] += 1
+            return Reply(content=self._rng.choice(GARBAGE))
+        if roll < self.garbage + self.timeouts:
+            self.faults["timeout"] += 1
+            return Reply(content="{}", delay=self.hang)
+        return None
 
     @property
     def base_url(self) -> str:

@@ -222,14 +222,16 @@ def broker(app, url: str) -> Iterator[None]:  # type: ignore[no-untyped-def]
         app.amqp._producer_pool = None
 
 
-def web(env: dict[str, str], log: Path, port: int, *, workers: int = 2) -> Proc:
-    """gunicorn serving the API, as ./run starts it."""
+def web(env: dict[str, str], log: Path, port: int, *, workers: int = 2, asgi: bool = False) -> Proc:
+    """gunicorn serving the API; with `asgi`, exactly as ./run starts it
+    (uvicorn workers)."""
+    app = ["engram_site.asgi:application", "--worker-class", "uvicorn.workers.UvicornWorker"]
     return Proc(
         [
             sys.executable,
             "-m",
             "gunicorn",
-            "engram_site.wsgi:application",
+            *(app if asgi else ["engram_site.wsgi:application"]),
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",

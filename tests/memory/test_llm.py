@@ -145,11 +145,28 @@ def test_a_timeout_is_retried_then_succeeds(settings, space, api, fake):
     assert MemoryItem.objects.filter(space=space, text__icontains="Radiohead").count() == 1
 
 
-def test_garbage_from_every_provider_dead_letters_the_job(settings, space, api, fake):
+def test_garbage_after_repair_is_retried_then_succeeds(settings, space, api, fake):
     configure(settings, fake.provider())
     fake.push(Reply(content="no json here"), Reply(content="still none"))
     job = post(api, "I have been learning Portuguese for two years now.", "g")
-    run_job(job.pk)  # does not raise: a permanent failure is dead-lettered
+    with pytest.raises(llm.TransientError):
+        run_job(job.pk)
+    job.refresh_from_db()
+    assert job.status == "pending" and "invalid JSON after repair" in job.last_error
+    run_job(job.pk)  # the model answers properly this time
+    job.refresh_from_db()
+    assert job.status == "done" and job.attempts == 2
+    assert MemoryItem.objects.filter(space=space, text__icontains="Portuguese").count() == 1
+
+
+def test_garbage_every_time_dead_letters_the_job(settings, space, api, fake):
+    configure(settings, fake.provider())
+    settings.ENGRAM = {**settings.ENGRAM, "JOB_MAX_ATTEMPTS": 2}
+    fake.push(*[Reply(content="no json here")] * 4)
+    job = post(api, "I have been learning Portuguese for two years now.", "g")
+    with pytest.raises(llm.TransientError):
+        run_job(job.pk)
+    run_job(job.pk)  # does not raise: out of attempts, dead-lettered
     job.refresh_from_db()
     assert job.status == "dead" and "invalid JSON after repair" in job.last_error
     assert Turn.objects.get(pk=job.turn_id).skip_reason is None

@@ -51,6 +51,23 @@ def test_the_sweeper_resends_unsent_and_expired_jobs(job, settings):
     assert outbox.sweep() == 0
 
 
+def test_one_sweep_resends_every_lost_job_page_by_page(space):
+    # After a broker outage thousands of jobs wait; one sweep sends them all.
+    # The sends never happen here (no commit in this test), as if the broker
+    # were still down: the sweep must still end, and find them all again.
+    accept_turns(
+        space=space,
+        turns=[
+            TurnData(session_id="s", role="user", text=f"I like tea number {i} a lot", ref=f"r{i}")
+            for i in range(12)
+        ],
+    )
+    IngestJob.objects.update(created_at=timezone.now() - timedelta(hours=1), sent_at=None)
+    assert outbox.sweep(limit=5) == 12
+    assert outbox.sweep(limit=5) == 12
+    assert outbox.sweep(limit=12) == 12
+
+
 def test_dead_jobs_keep_their_error_and_can_be_retried(
     job, settings, django_capture_on_commit_callbacks
 ):

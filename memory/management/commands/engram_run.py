@@ -1,8 +1,9 @@
 """Run Engram: the web server, a Celery worker and Celery beat, together.
 
 Migrates, makes sure a default space, API key and admin user exist, then
-supervises the three processes; Ctrl-C (or SIGTERM) stops all of them, and if
-one of them dies the others are stopped too."""
+supervises the three processes; Ctrl-C (or SIGTERM) stops all of them. One
+that dies is restarted; one that dies more than RESTARTS times within
+RESTART_WINDOW seconds stops the others too."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,9 @@ from engram_site import runguard
 from engram_site.celery import DEFAULT_QUEUE, INGEST_QUEUE
 from memory.models import ApiKey
 from memory.services.spaces import create_api_key
+
+RESTARTS = 5
+RESTART_WINDOW = 60.0
 
 
 def web_command(python: str, bind: str, workers: int) -> list[str]:
@@ -132,18 +137,23 @@ class Command(BaseCommand):
             f"Engram on http://{options['bind']}  (API /api/v1/docs, admin /admin/; {broker})"
         )
         self.stdout.write("Ctrl-C stops the server, the worker and beat.")
+
         # The children inherit the lock, so it outlives this process if it is
         # killed while they keep running.
-        procs = {
-            name: subprocess.Popen(cmd, cwd=base, pass_fds=(lock.fd,))
-            for name, cmd in commands.items()
-        }
+        def spawn(name: str) -> subprocess.Popen[bytes]:
+            return subprocess.Popen(commands[name], cwd=base, pass_fds=(lock.fd,))
+
+        procs = {name: spawn(name) for name in commands}
         try:
-            self._supervise(procs)
+            self._supervise(procs, spawn)
         finally:
             lock.release()
 
-    def _supervise(self, procs: dict[str, subprocess.Popen[bytes]]) -> None:
+    def _supervise(
+        self,
+        procs: dict[str, subprocess.Popen[bytes]],
+        spawn: Callable[[str], subprocess.Popen[bytes]],
+    ) -> None:
         stopping = False
 
         def stop(signum: int, frame: Any) -> None:
@@ -153,12 +163,27 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
         exit_code = 0
+        exits: dict[str, list[float]] = {name: [] for name in procs}
         while not stopping:
             for name, proc in procs.items():
-                if proc.poll() is not None:
-                    self.stderr.write(f"{name} exited with {proc.returncode}; stopping the others")
+                if proc.poll() is None:
+                    continue
+                # A crash is restarted (a Celery worker exits when the
+                # broker connection drops mid-ack; the outbox re-sends what
+                # it held). One that keeps exiting is a configuration error:
+                # stop everything and say so.
+                now = time.monotonic()
+                exits[name] = [t for t in exits[name] if now - t < RESTART_WINDOW] + [now]
+                if len(exits[name]) > RESTARTS:
+                    self.stderr.write(
+                        f"{name} exited with {proc.returncode} {len(exits[name])} times in "
+                        f"{RESTART_WINDOW:.0f} s; stopping the others"
+                    )
                     exit_code = proc.returncode or 1
                     stopping = True
+                    break
+                self.stderr.write(f"{name} exited with {proc.returncode}; restarting it")
+                procs[name] = spawn(name)
             time.sleep(0.5)
         for proc in procs.values():
             if proc.poll() is None:
