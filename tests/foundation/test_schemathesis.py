@@ -19,6 +19,7 @@ from schemathesis import GenerationMode
 from schemathesis.specs.openapi import checks
 
 from engram_site.api import api
+from engram_site.threads import close_all_connections
 from engram_site.wsgi import application
 from memory.services.spaces import create_api_key
 
@@ -62,6 +63,9 @@ def auth_headers(db) -> Iterator[dict[str, str]]:  # type: ignore[no-untyped-def
     finally:
         request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
+        # The app's helper threads opened connections of their own while
+        # serving the cases; close them, as a server's request end would.
+        close_all_connections()
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from django.db import connection
 
 from engram_site.celery import app
 from memory.models import Entity, Relation, Turn
@@ -84,6 +85,9 @@ def test_a_large_import_runs_in_the_worker_while_turns_keep_being_accepted(api, 
         worker.stop()
         beat.stop()
         redis.kill()
+        # The worker's processes are gone: reopen this process's connection
+        # rather than keep one that shared the file with them.
+        connection.close()
     latencies.sort()
     print(
         f"import answered in {answered:.2f}s; {len(statuses)} turns posted during it, "
