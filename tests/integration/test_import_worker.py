@@ -35,6 +35,20 @@ def dump() -> dict:
     return {"nodes": nodes, "edges": edges}
 
 
+@pytest.fixture(autouse=True)
+def _no_helper_connections(django_db_blocker):  # type: ignore[no-untyped-def]
+    # Helper threads of earlier in-process tests keep SQLite connections to
+    # the test file; with other processes writing it, the flush around this
+    # test then fails with "disk I/O error". Closed before and after.
+    from engram_site.threads import close_all_connections
+
+    with django_db_blocker.unblock():
+        close_all_connections()
+    yield
+    with django_db_blocker.unblock():
+        close_all_connections()
+
+
 def test_a_large_import_runs_in_the_worker_while_turns_keep_being_accepted(api, space, tmp_path):
     redis = workers.Redis(workers.free_port(), tmp_path / "redis.log")
     redis.start()
