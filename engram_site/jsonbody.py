@@ -52,6 +52,9 @@ def read_object(raw: bytes) -> dict[str, Any]:
         ) from None
     except RecursionError:  # deeper than Python's parser goes
         raise BodyError(_too_deep()) from None
+    # Too deep first (a deep array is refused for its depth), and before
+    # anything below walks the body recursively.
+    _check_depth(data)
     if not isinstance(data, dict):
         # Every operation's body is an object; ninja would otherwise read
         # an array or a scalar as an empty body and take the defaults.
@@ -59,8 +62,6 @@ def read_object(raw: bytes) -> dict[str, Any]:
             f"body: expected a JSON object of named arguments, got {_json_kind(data)}",
             status=422,
         )
-    # Before anything below walks the body recursively.
-    _check_depth(data)
     if suspect:
         where = _out_of_range_path(data)
         if where is not None:

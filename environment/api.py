@@ -36,13 +36,14 @@ def _out(snap: EnvironmentSnapshot) -> dict[str, Any]:
 
 
 @router.get("/environment", response=EnvironmentOut)
-@raises(404)
+@raises(403, 404)  # host_access: the server host is not this space's to see
 def get_environment(request: SpaceRequest, host: str | None = None) -> dict[str, Any]:
     """The host this space's prompts describe, with drift since the previous snapshot."""
     return _out(services.current_snapshot(space=request.space, host=host))
 
 
 @router.post("/environment/refresh", response=EnvironmentOut)
+@raises(403)
 def refresh_environment(request: SpaceRequest) -> dict[str, Any]:
     """Probe the server host now (spaces with host access only: 403 otherwise)."""
     services.require_host_access(request.space)
@@ -59,7 +60,7 @@ def report_environment(request: SpaceRequest, payload: EnvironmentReportIn) -> d
 
 
 @router.post("/environment/resolve-path", response=ResolvePathOut)
-@raises(404)
+@raises(403, 404)
 def resolve_path(request: SpaceRequest, payload: ResolvePathIn) -> dict[str, Any]:
     """A path in the host's absolute form. Only on the server host is
     `exists` checked, and only for spaces with host access (403 otherwise)."""
@@ -72,7 +73,7 @@ def resolve_path(request: SpaceRequest, payload: ResolvePathIn) -> dict[str, Any
 
 
 @router.post("/environment/find-binary", response=FindBinaryOut)
-@raises(404)
+@raises(403, 404)
 def find_binary(request: SpaceRequest, payload: FindBinaryIn) -> dict[str, Any]:
     snap = services.current_snapshot(space=request.space, host=payload.host)
     try:
