@@ -188,7 +188,7 @@ HEADERS: list[Rule] = [
     Rule(
         kinds=("db_password", "url_password"),
         pattern=re.compile(
-            r"(?i)\b(?P<scheme>(?:jdbc:)?[a-z][a-z0-9+.-]*)://(?P<user>[^\s:/@]*):"
+            r"(?i)(?<![a-z0-9+.-])(?P<scheme>(?:jdbc:)?[a-z][a-z0-9+.-]*)://(?P<user>[^\s:/@]*):"
             r"(?P<pw>(?:[^\s/@]|@(?=[^\s/]*@))+)@(?P<host>[^\s/@:?#]+)"
         ),
         find=_url_password,

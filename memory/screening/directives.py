@@ -289,21 +289,21 @@ _I18N_ROLE = [
 
 _ROLE_MARKER = [
     # [SYSTEM], [SYSTEM MESSAGE], (system), {system}, ### System:
-    r"^\s*[\[\(\{]\s*(?:system|sys|admin|administrator|developer|root|operator)(?:\s+(?:message|prompt|note|override|instruction|notice|alert|update))?\s*[\]\)\}]",
+    r"^[ \t]*[\[\(\{]\s*(?:system|sys|admin|administrator|developer|root|operator)(?:\s+(?:message|prompt|note|override|instruction|notice|alert|update))?\s*[\]\)\}]",
     r"[\[\(\{]\s*(?:system|admin|administrator|developer|operator)\s+(?:message|prompt|note|override|instructions?|notice|directive)\s*[\]\)\}]",
-    r"^\s*#{1,6}\s*(?:system|developer|admin)\s*(?:message|prompt|instructions?|override|note)?\s*:?\s*$",
+    r"^[ \t]*#{1,6}[ \t]*(?:system|developer|admin)[ \t]*(?:message|prompt|instructions?|override|note)?[ \t]*:?[ \t]*$",
     # SYSTEM: you ... / System override: / System message:
-    r"^\s*\**(?:system|developer|admin|administrator|operator)\**\s*(?:message|prompt|override|instructions?|notice|update|note|command|directive|alert)\s*[:：]",
-    r"(?:^|<!--|/\*)\s*\**(?:system|developer|admin|sys)\**\s*[:：]\s*(?:you|ignore|disregard|forget|new|from\s+now|always|never|the\s+(?:assistant|ai|model)|assistant|do\s+not|don't|respond|reply|answer|reveal|override|all\s+previous|attention|important|priority|urgent|execute|run|call)",
+    r"^[ \t]*\**(?:system|developer|admin|administrator|operator)\**\s*(?:message|prompt|override|instructions?|notice|update|note|command|directive|alert)\s*[:：]",
+    r"(?:^|<!--|/\*)[ \t]*\**(?:system|developer|admin|sys)\**\s*[:：]\s*(?:you|ignore|disregard|forget|new|from\s+now|always|never|the\s+(?:assistant|ai|model)|assistant|do\s+not|don't|respond|reply|answer|reveal|override|all\s+previous|attention|important|priority|urgent|execute|run|call)",
     r"\b(?:begin|start|end)\s+(?:of\s+)?(?:the\s+)?(?:system|developer|admin|hidden)\s+(?:prompt|message|instructions?)\b",
-    r"^\s*(?:system|developer|admin)\s+(?:prompt|message|policy|instructions?|config(?:uration)?|rules?)\s+(?:update|change|override|patch|amendment|notice|revision)\s*[:：]",
-    r"^[-=*~#\s]{3,}\s*(?:system|developer|admin)\s+(?:prompt|message|instructions?|override)\s*[-=*~#\s]{3,}$",
-    r"^\s*(?:assistant|ai|model|system)\s*\((?:internal|hidden|private|system|thinking|secret)\)\s*[:：]",
-    r"^\s*assistant\s*[:：]\s*(?:sure|okay|ok|understood|of\s+course)[,!.]?\s+(?:i\s+will|i'll)\s+(?:now\s+)?(?:ignore|reveal|disable|bypass|override|send|comply|leak|share\s+the)",
+    r"^[ \t]*(?:system|developer|admin)\s+(?:prompt|message|policy|instructions?|config(?:uration)?|rules?)\s+(?:update|change|override|patch|amendment|notice|revision)\s*[:：]",
+    r"^[-=*~# \t]{3,}(?:system|developer|admin)\s+(?:prompt|message|instructions?|override)[-=*~# \t]{3,}$",
+    r"^[ \t]*(?:assistant|ai|model|system)\s*\((?:internal|hidden|private|system|thinking|secret)\)\s*[:：]",
+    r"^[ \t]*assistant\s*[:：]\s*(?:sure|okay|ok|understood|of\s+course)[,!.]?\s+(?:i\s+will|i'll)\s+(?:now\s+)?(?:ignore|reveal|disable|bypass|override|send|comply|leak|share\s+the)",
     r"\[\[\s*(?:system|admin|developer)[^\]]{0,30}\]\]",
     r"\b(?:official\s+)?(?:notice|message|update|order|instruction)s?\s+from\s+your\s+(?:developers?|creators?|makers?|operators?|administrators?|owners?)\b",
     # A forged dialogue: a turn marker for the assistant after one for the human.
-    r"(?:^|\n)\s*(?:human|user)\s*:.{0,400}\n\s*(?:assistant|ai|gpt|claude)\s*:",
+    r"(?:^|\n)[ \t]*(?:human|user)\s*:.{0,400}\n\s*(?:assistant|ai|gpt|claude)\s*:",
     # An authority that is not there.
     r"\b(?:message|instructions?|directive|notice|update|order)\s+from\s+(?:the\s+)?(?:system|openai|anthropic|google\s+deepmind|your\s+(?:developers?|creators?|operators?|administrators?)|the\s+(?:developers?|administrators?|operators?)\s+of\s+this\s+(?:ai|assistant|model|system))\b",
     r"\b(?:this\s+is|i\s+am|i'm)\s+(?:your|the)\s+(?:developer|creator|administrator|system\s+administrator|operator|owner|system)\b.{0,120}\b(?:instruct|order|command|authori[sz]e|override|new|ignore|must|now|grant)",
@@ -313,7 +313,7 @@ _ROLE_MARKER = [
     r"\b(?:to|for|attention|note\s+(?:to|for)|dear|message\s+(?:to|for)|instructions?\s+for)\s+(?:the\s+|any\s+|an\s+|all\s+)?"
     rf"{_AI_NOUN}s?\s+(?:reading|processing|summari[sz]ing|parsing|that\s+reads|who\s+reads|viewing)\s+this\b",
     rf"\bif\s+you\s+are\s+(?:an?\s+)?{_AI_NOUN}(?:\s+\w+){{0,3}}\s*(?:reading|processing|summari[sz]ing|parsing|seeing)\b",
-    rf"^\s*(?:note|attention|important|instructions?|message)\s+(?:to|for)\s+(?:the\s+|any\s+)?{_AI_NOUN}s?\s*[:：,-]",
+    rf"^[ \t]*(?:note|attention|important|instructions?|message)\s+(?:to|for)\s+(?:the\s+|any\s+)?{_AI_NOUN}s?\s*[:：,-]",
     rf"\b(?:hidden|secret|special)\s+(?:instructions?|message|directive)\s+(?:for|to)\s+(?:the\s+|any\s+)?{_AI_NOUN}",
 ]
 
@@ -535,7 +535,7 @@ _PERSIST = (
     r"(?:отныне|с\s+этого\s+момента|всегда|никогда|в\s+каждом\s+ответе|во\s+всех\s+будущих)|(?:从现在起|从现在开始|以后|今后|每次|始终|总是)|(?:今後|これから|常に|毎回))"
 )
 _URL_OR_DOMAIN = (
-    r"(?:https?://|hxxps?://|www\.|\b[a-z0-9-]+(?:\.|\[\.\]|\(\.\)|\s+dot\s+)(?:com|net|org|io|xyz|ru|cn|tk|top|site|info|biz|co|me|app|dev|sh|cc|ly|gg|link|"
+    r"(?:https?://|hxxps?://|www\.|(?<![a-z0-9-])[a-z0-9-]+(?:\.|\[\.\]|\(\.\)|\s+dot\s+)(?:com|net|org|io|xyz|ru|cn|tk|top|site|info|biz|co|me|app|dev|sh|cc|ly|gg|link|"
     r"click|online|shop|live|pw|su|ws|zip|mov)\b)"
 )
 _LINK_ACT = (
@@ -590,7 +590,7 @@ _NEVER_DANGER = [
     r"\b(?:tell|inform|notify|alert|warn|ask|show)\s+(?:the\s+|your\s+)?(?:user|human|operator|owner)",
     r"\bask\s+(?:for\s+)?(?:confirmation|permission|approval|consent)",
     r"\b(?:mention|reveal|disclose|admit|acknowledge)\s+(?:that\s+)?(?:you|this|these|the\s+instruction)",
-    r"^\s*(?:refuse|decline|reject|question)\s+(?:any|a|an|the|my|these|those|orders|requests?|instructions?|commands?)\b",
+    r"^[ \t]*(?:refuse|decline|reject|question)\s+(?:any|a|an|the|my|these|those|orders|requests?|instructions?|commands?)\b",
     r"\b(?:follow|apply|use|obey|respect)\s+(?:your\s+|the\s+)?(?:safety|guidelines|rules|restrictions|filters|policies|system\s+prompt|instructions)",
 ]
 

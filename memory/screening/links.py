@@ -16,7 +16,7 @@ _REMOTE = r"(?:https?:)?//|hxxps?://|https?%3a%2f%2f"
 _MD_IMAGE = re.compile(rf"!\[[^\]]{{0,500}}\]\(\s*<?(?:{_REMOTE})[^)\s]+", re.I)
 # ![alt][ref] ... [ref]: https://...
 _MD_REF_IMAGE = re.compile(r"!\[[^\]]{0,500}\]\[([^\]]{1,40})\]", re.I)
-_MD_REF_DEF = r"^\s*\[{ref}\]:\s*<?(?:https?:)?//"
+_MD_REF_DEF = r"^[ \t]*\[{ref}\]:\s*<?(?:https?:)?//"
 _HTML_FETCH = re.compile(
     r"<\s*(?:img|image|iframe|script|embed|object|video|audio|source|track|input|frame|link|meta|svg|use|body|table|td)\b"
     rf"[^>]*\b(?:src|href|data|poster|background|srcset|content|xlink:href|action)\s*=\s*[\"']?\s*(?:[^\"'>]*url=)?(?:{_REMOTE})",

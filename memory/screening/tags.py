@@ -32,7 +32,7 @@ _FORGED_TAG = re.compile(
     r"|<\|[a-z_]{2,30}\|>"  # <|im_start|>, <|system|>, <|endoftext|>
     r"|\[/?INST\]|<<\s*/?SYS\s*>>|<\s*/?\s*s\s*>(?=\s*\[INST)"
     r"|\[\s*/?\s*(?:engram[-_:][a-z_:-]+|system|system[-_ ]message|admin)\s*\]"
-    r"|^\s*#{2,}\s*(?:system|assistant|user)\s*:?\s*$",
+    r"|^[ \t]*#{2,}[ \t]*(?:system|assistant|user)[ \t]*:?[ \t]*$",
     re.I | re.M,
 )
 MEMORY_PLACEHOLDER = "[recalled memory omitted]"
