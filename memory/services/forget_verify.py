@@ -18,7 +18,6 @@ forgotten text: it names places and counts.
 from __future__ import annotations
 
 import json
-import mmap
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from django.db import connection, models
 
 from memory.models import CoreBlockVersion, MemoryItem, SessionSummary, Space, Turn
 from memory.search import Target
+from memory.services import byte_scan
 
 MIN_NEEDLE = 8
 # Bounds, so a forget of hundreds of rows on a large database stays quick: the
@@ -329,14 +329,7 @@ def _vector_checks(*, space: Space, deleted: dict[Target, set[int]]) -> list[Che
 
 def _files_holding(paths: Iterable[Path], needles: list[str]) -> int:
     encoded = [n.encode() for n in needles[:FILE_SCAN_NEEDLES]]
-    holding = 0
-    for path in paths:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        holding += any(n in data for n in encoded)
-    return holding
+    return sum(byte_scan.scan(list(paths), encoded, mode="any"))
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -383,21 +376,8 @@ def _file_checks(*, space: Space, needles: list[str], report: Report) -> list[Ch
 
 
 def _occurrences(path: Path, needles: list[str]) -> int:
-    try:
-        size = path.stat().st_size
-    except OSError:
-        return 0
-    if size == 0:
-        return 0
     forms = {f.encode() for n in needles[:FILE_SCAN_NEEDLES] for f in _forms(n, json_column=True)}
-    count = 0
-    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        for form in forms:
-            at = data.find(form)
-            while at != -1:
-                count += 1
-                at = data.find(form, at + 1)
-    return count
+    return byte_scan.scan([path], sorted(forms))[0]
 
 
 def _database_file_checks(*, needles: list[str], report: Report) -> list[Check]:

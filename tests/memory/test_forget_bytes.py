@@ -7,6 +7,8 @@ does behind the real API."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,9 +36,19 @@ def sqlite_only() -> None:
 
 
 def database_bytes() -> bytes:
+    """The database file and its WAL, read by a child process: closing a
+    descriptor on them here would drop this process's SQLite locks (see
+    memory/services/byte_scan.py) and damage the database for later tests."""
     name = Path(connection.settings_dict["NAME"])
-    wal = Path(str(name) + "-wal")
-    return name.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+    script = (
+        "import sys, pathlib\n"
+        "for p in sys.argv[1:]:\n"
+        "    f = pathlib.Path(p)\n"
+        "    sys.stdout.buffer.write(f.read_bytes() if f.exists() else b'')\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script, str(name), f"{name}-wal"], capture_output=True, check=True
+    ).stdout
 
 
 def post(api, path, body):  # type: ignore[no-untyped-def]
