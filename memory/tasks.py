@@ -46,9 +46,16 @@ def process_ingest_jobs(self: Task, job_ids: list[int]) -> None:
     # jitter as a single job, as a new message carrying only them; the outbox
     # dead-letters a job that runs out of attempts, and its sweeper re-sends
     # a job whose retry message was lost.
+    from memory import llm
+    from memory.services import mirror
     from memory.services.pipeline import run_job
 
-    retry = outbox.run_each(job_ids, run=run_job)
+    # Without an LLM every job is quick: the chunk is leased in one write.
+    claimed = {} if llm.providers_configured() else outbox.claim_fresh(job_ids)
+    with mirror.deferred():  # the chunk's core-memory files, written once each
+        retry = outbox.run_each(
+            job_ids, run=lambda job_id: run_job(job_id, claimed=claimed.get(job_id))
+        )
     if retry:
         countdown = get_exponential_backoff_interval(
             factor=2, retries=self.request.retries, maximum=300, full_jitter=True

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import re
 
+from memory.screening import prefilter
+from memory.screening.prefilter import live
+
 _I = re.I | re.S
 
 
@@ -660,7 +663,7 @@ def _persistence(text: str) -> bool:
             dangers, window = _NEVER_DANGER_RE, text[m.end() : m.end() + 80]
         else:
             dangers = _PERSIST_DANGER_RE
-        if any(p.search(window) for p in dangers):
+        if any(p.search(window) for p in live(dangers, window)):
             return True
     return False
 
@@ -687,7 +690,8 @@ def _mention(text: str, m: re.Match[str]) -> bool:
 
 
 def _breaks(text: str, patterns: list[re.Pattern[str]], *, own: bool = False) -> bool:
-    """Whether a pattern matches other than as a quoted mention; with `own`,
+    """Whether one of `patterns` (those the prefilter let through) matches
+    other than as a quoted mention; with `own`,
     other than after a first-person subject ("I'll ignore the previous
     instructions from the landlord": the user's own doing)."""
     return any(
@@ -700,8 +704,15 @@ def _breaks(text: str, patterns: list[re.Pattern[str]], *, own: bool = False) ->
 
 def reasons(text: str) -> list[str]:
     """Every rule `text` breaks, by name."""
-    found = [name for name, patterns in RULES if _breaks(text, patterns, own=name in _OWN_RULES)]
-    if _persistence(text):
+    alive = {id(p) for p in live(_EVERY_PATTERN, text)}
+    if not alive:
+        return []  # the common case: no rule's words are in the text at all
+    found = [
+        name
+        for name, patterns in RULES
+        if _breaks(text, [p for p in patterns if id(p) in alive], own=name in _OWN_RULES)
+    ]
+    if id(_PERSIST_RE) in alive and _persistence(text):
         found.append("persistence_directive")
     return found
 
@@ -710,10 +721,13 @@ def dangerous_action(text: str) -> bool:
     """Whether `text` asks for something that must never be a standing
     instruction (a command, a link, a tool call, sending data, overriding
     rules), whatever words frame it: the strict screen for core memory."""
-    return any(p.search(text) for p in _PERSIST_DANGER_RE)
+    return any(p.search(text) for p in live(_PERSIST_DANGER_RE, text))
 
 
 # Rules whose verb a user may say of themselves.
 _OWN_RULES = frozenset({"ignore_instructions"})
 
 NAMES = frozenset({name for name, _ in RULES} | {"persistence_directive"})
+
+_EVERY_PATTERN = [p for _, patterns in RULES for p in patterns] + [_PERSIST_RE]
+prefilter.register(_EVERY_PATTERN, _PERSIST_DANGER_RE, _NEVER_DANGER_RE)

@@ -12,6 +12,9 @@ import binascii
 import re
 from urllib.parse import unquote
 
+from memory.screening import prefilter
+from memory.screening.prefilter import live
+
 _REMOTE = r"(?:https?:)?//|hxxps?://|https?%3a%2f%2f"
 _MD_IMAGE = re.compile(rf"!\[[^\]]{{0,500}}\]\(\s*<?(?:{_REMOTE})[^)\s]+", re.I)
 # ![alt][ref] ... [ref]: https://...
@@ -125,7 +128,12 @@ def decode_base64(value: str) -> str | None:
 
 def reasons(text: str) -> list[str]:
     found: list[str] = []
-    image = bool(_MD_IMAGE.search(text) or _HTML_FETCH.search(text) or _CSS_FETCH.search(text))
+    alive = {id(p) for p in live(_PREFILTERED, text)}
+
+    def search(pattern: re.Pattern[str]) -> bool:
+        return id(pattern) in alive and pattern.search(text) is not None
+
+    image = search(_MD_IMAGE) or search(_HTML_FETCH) or search(_CSS_FETCH)
     for m in _MD_REF_IMAGE.finditer(text):
         ref = re.escape(m.group(1))
         if re.search(_MD_REF_DEF.format(ref=ref), text, re.I | re.M):
@@ -137,9 +145,14 @@ def reasons(text: str) -> list[str]:
         any(_TEMPLATED.search(u) or _carries_text(u) for u in urls)
         or any(_COLLECTOR.search(u) and re.search(r"[?&=]|/\S{6,}", u) for u in urls)
         or (any(_EMPTY_VALUE.search(u) for u in urls) and _FILL.search(text))
-        or _SEND_DATA.search(text)
-        or _RENDER.search(text)
-        or _VISIT.search(text)
+        or search(_SEND_DATA)
+        or search(_RENDER)
+        or search(_VISIT)
     ):
         found.append("exfiltration_link")
     return found
+
+
+# The patterns of reasons() run only where the prefilter finds their words.
+_PREFILTERED = [_MD_IMAGE, _HTML_FETCH, _CSS_FETCH, _SEND_DATA, _RENDER, _VISIT]
+prefilter.register(_PREFILTERED)

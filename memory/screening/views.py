@@ -136,7 +136,13 @@ _UNICODE_ESCAPE = re.compile(
 _LETTERS = re.compile(r"[^a-z]+")
 
 
+# Punctuation that ends a word ("Hey Mel!", "really?!") is not a letter in
+# disguise; a symbol inside a word ("h!dden", "1gn0re") may be.
+_TRAILING = "!?.,;:)'\"”’»"
+
+
 def _is_leet(token: str) -> bool:
+    token = token.rstrip(_TRAILING)
     return bool(_LETTER.search(token) and _LEET_CHAR.search(token))
 
 

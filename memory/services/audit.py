@@ -2,9 +2,29 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from memory.models import AuditEvent, Space
+
+_local = threading.local()
+
+
+@contextmanager
+def batched() -> Iterator[list[AuditEvent]]:
+    """Collect the events recorded inside the block instead of inserting each
+    one; the caller inserts the list (with its own) in one statement before
+    its transaction commits. The write pipeline records several events per
+    turn while it holds the database's write lock."""
+    outer = getattr(_local, "buffer", None)
+    buffer: list[AuditEvent] = []
+    _local.buffer = buffer
+    try:
+        yield buffer
+    finally:
+        _local.buffer = outer
 
 
 def record(
@@ -17,7 +37,7 @@ def record(
     **detail: Any,
 ) -> AuditEvent:
     space_id = space if isinstance(space, int) else space.pk
-    return AuditEvent.objects.create(
+    event = AuditEvent(
         space_id=space_id,
         action=action,
         target_type=target_type,
@@ -25,6 +45,12 @@ def record(
         actor=actor,
         detail=detail,
     )
+    buffer: list[AuditEvent] | None = getattr(_local, "buffer", None)
+    if buffer is not None:
+        buffer.append(event)  # inserted by the caller of batched()
+    else:
+        event.save(force_insert=True)
+    return event
 
 
 def record_admin(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import connection, transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memory import embeddings
@@ -332,10 +333,10 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
     # facts it replaces are every value of the chain (live or history) for
     # its subject and predicate, including one another worker just added.
     chain = list(targets) if action == "UPDATE" else []
+    said = prov.said_at or timezone.now()
     if c.functional and c.subject:
         seen = {t.pk for t in chain}
-        chain += [f for f in _chain(space, c) if f.pk not in seen]
-    said = prov.said_at or timezone.now()
+        chain += [f for f in _chain(space, c, said=said) if f.pk not in seen]
     later = sorted((f for f in chain if _said(f) > said), key=lambda f: (_said(f), f.pk))
     if later:
         return _place_as_history(space=space, c=c, chain=chain, later=later, prov=prov)
@@ -373,18 +374,25 @@ def lock_space_writes(space: Space) -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
 
 
-def _chain(space: Space, c: Candidate) -> list[MemoryItem]:
-    """Every known value (live or history) of the candidate's subject and
-    single-valued predicate (the caller holds lock_space_writes)."""
-    return list(
-        MemoryItem.objects.filter(
-            space=space,
-            subject__in=spellings(c.subject),
-            predicate=c.predicate,
-            status=MemoryItem.Status.ACTIVE,
-            screen_status=MemoryItem.Screen.OK,
-        )
+def _chain(space: Space, c: Candidate, *, said: datetime) -> list[MemoryItem]:
+    """The known values of the candidate's subject and single-valued predicate
+    (the caller holds lock_space_writes): all of them, live or history, when
+    one was said after `said` (the candidate then goes into history between
+    them); otherwise only the live ones, the only ones it can replace, so a
+    value changed a hundred times does not load a hundred rows per write."""
+    values = MemoryItem.objects.filter(
+        space=space,
+        subject__in=spellings(c.subject),
+        predicate=c.predicate,
+        status=MemoryItem.Status.ACTIVE,
+        screen_status=MemoryItem.Screen.OK,
     )
+    later = values.annotate(said=Coalesce("stated_at", "valid_from", "created_at")).filter(
+        said__gt=said
+    )
+    if not later.exists():
+        values = values.filter(expired_at=None)
+    return list(values)
 
 
 def _remember_retraction(space: Space, c: Candidate, prov: Provenance) -> None:

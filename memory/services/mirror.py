@@ -18,6 +18,9 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
@@ -79,8 +82,34 @@ def _write_file(path: Path, content: str, mtime: float) -> None:
         raise
 
 
+_local = threading.local()
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Inside the block, write_block() by id only notes the block; each noted
+    block's file is written once, from the database, when the block ends. A
+    worker running a chunk of turns may change the same core block with
+    every one of them, and each file write is a rename (milliseconds on some
+    filesystems); the file is then at most one chunk behind the database,
+    which stays the source of truth."""
+    outer = getattr(_local, "pending", None)
+    pending: dict[int, None] = {}
+    _local.pending = pending
+    try:
+        yield
+    finally:
+        _local.pending = outer
+        for block_id in pending:
+            write_block(block_id=block_id)
+
+
 def write_block(*, block_id: int | None = None, block: CoreBlock | None = None) -> Path | None:
     """Write one block's file from the database (called after every change)."""
+    pending: dict[int, None] | None = getattr(_local, "pending", None)
+    if block is None and block_id is not None and pending is not None:
+        pending[block_id] = None
+        return None
     if block is None:
         if block_id is None:
             return None

@@ -48,13 +48,58 @@ def accept_turns(*, space: Space, turns: list[TurnData]) -> list[Accepted]:
     SQLite's IMMEDIATE transactions exclude it), the whole batch is redone one
     turn at a time, each in a savepoint that settles such a race on its own."""
     now = timezone.now()
+    screens = _Screens(space, turns)
     try:
         with transaction.atomic():
-            accepted, new_jobs = _accept_batch(space=space, turns=turns, now=now)
+            accepted, new_jobs = _accept_batch(space=space, turns=turns, now=now, screens=screens)
     except IntegrityError:
         with transaction.atomic():
-            accepted, new_jobs = _accept_one_by_one(space=space, turns=turns, now=now)
+            accepted, new_jobs = _accept_one_by_one(
+                space=space, turns=turns, now=now, screens=screens
+            )
     return accepted
+
+
+class _Screens:
+    """The screening of a batch, worked out before its transaction opens.
+
+    Screening is most of the cost of accepting a turn; done inside the
+    transaction it would hold SQLite's one write lock all along, and every
+    worker would stand still while a batch is posted. The split check reads
+    the latest stored turn of each session and role here, outside the lock;
+    should another request store a newer one meanwhile, the pair is simply
+    screened again inside (`split`)."""
+
+    def __init__(self, space: Space, turns: list[TurnData]) -> None:
+        self.turn = [screen(data.text) for data in turns]
+        self.metadata = [redact_json(data.metadata) for data in turns]
+        self._split: dict[tuple[str, str], list[str]] = {}
+        last: dict[tuple[str, str], str | None] = {}
+        for data, screened in zip(turns, self.turn, strict=True):
+            key = (data.session_id, data.role)
+            if key not in last:
+                stored = (
+                    Turn.objects.filter(space=space, session__external_id=data.session_id)
+                    .filter(role=data.role)
+                    .order_by("-ts", "-id")
+                    .values_list("text", "screen_status")
+                    .first()
+                )
+                last[key] = stored[0] if stored and stored[1] == "ok" else None
+            previous = last[key]
+            text = screened.text or EMPTY_TEXT
+            if not screened.flagged and previous is not None:
+                self.split(previous, text)
+            last[key] = None if screened.flagged else text
+
+    def split(self, previous: str, text: str) -> list[str]:
+        key = (previous, text)
+        if key not in self._split:
+            self._split[key] = split_reasons(previous, text)
+        return self._split[key]
+
+
+EMPTY_TEXT = "[empty after screening]"
 
 
 def _sessions(*, space: Space, turns: list[TurnData], now: datetime) -> dict[str, Session]:
@@ -70,28 +115,35 @@ def _sessions(*, space: Space, turns: list[TurnData], now: datetime) -> dict[str
 
 
 def _new_turn(
-    *, space: Space, session: Session, data: TurnData, now: datetime, before: _Before
+    *,
+    space: Space,
+    session: Session,
+    data: TurnData,
+    index: int,
+    now: datetime,
+    before: _Before,
+    screens: _Screens,
 ) -> tuple[Turn, list[str]]:
     # Secrets never reach the database; instruction-like turns are kept (the
     # episode happened) but quarantined from recall.
-    screened = screen(data.text)
+    screened = screens.turn[index]
     reasons = [r for r in screened.reasons if screened.flagged]
     turn = Turn(
         space=space,
         session=session,
         ref=data.ref,
         role=data.role,
-        text=screened.text or "[empty after screening]",
+        text=screened.text or EMPTY_TEXT,
         screen_status=screened.status,
         ts=data.ts or now,
-        metadata=redact_json(data.metadata),
+        metadata=screens.metadata[index],
         created_at=now,
     )
     previous = before.get(session, data.role)
     if not screened.flagged and previous is not None and previous.screen_status == "ok":
         # An attack cut in two: this turn read with the end of the one before
         # it (same session, same role) quarantines both.
-        reasons = split_reasons(previous.text, turn.text)
+        reasons = screens.split(previous.text, turn.text)
         if reasons:
             turn.screen_status = "flagged"
             previous.screen_status = "flagged"
@@ -174,7 +226,7 @@ def stored_reasons(*, space: Space, turns: list[Turn]) -> dict[int, list[str]]:
 
 
 def _accept_batch(
-    *, space: Space, turns: list[TurnData], now: datetime
+    *, space: Space, turns: list[TurnData], now: datetime, screens: _Screens
 ) -> tuple[list[Accepted], list[int]]:
     sessions = _sessions(space=space, turns=turns, now=now)
     refs = {data.ref for data in turns if data.ref is not None}
@@ -187,14 +239,22 @@ def _accept_batch(
     accepted: list[Accepted] = []
     new_turns: list[Turn] = []
     before = _Before(space)
-    for data in turns:
+    for index, data in enumerate(turns):
         session = sessions[data.session_id]
         key = (session.pk, data.ref) if data.ref is not None else None
         if key is not None and key in known:
             # Stored before, or earlier in this same batch.
             accepted.append(Accepted(turn=known[key], created=False))
             continue
-        turn, reasons = _new_turn(space=space, session=session, data=data, now=now, before=before)
+        turn, reasons = _new_turn(
+            space=space,
+            session=session,
+            data=data,
+            index=index,
+            now=now,
+            before=before,
+            screens=screens,
+        )
         new_turns.append(turn)
         accepted.append(Accepted(turn=turn, created=True, reasons=reasons))
         if key is not None:
@@ -213,13 +273,13 @@ def _accept_batch(
 
 
 def _accept_one_by_one(
-    *, space: Space, turns: list[TurnData], now: datetime
+    *, space: Space, turns: list[TurnData], now: datetime, screens: _Screens
 ) -> tuple[list[Accepted], list[int]]:
     sessions = _sessions(space=space, turns=turns, now=now)
     accepted: list[Accepted] = []
     new_jobs: list[int] = []
     before = _Before(space)
-    for data in turns:
+    for index, data in enumerate(turns):
         session = sessions[data.session_id]
         existing = None
         if data.ref is not None:
@@ -227,7 +287,15 @@ def _accept_one_by_one(
         if existing is not None:
             accepted.append(Accepted(turn=existing, created=False))
             continue
-        turn, reasons = _new_turn(space=space, session=session, data=data, now=now, before=before)
+        turn, reasons = _new_turn(
+            space=space,
+            session=session,
+            data=data,
+            index=index,
+            now=now,
+            before=before,
+            screens=screens,
+        )
         try:
             with transaction.atomic():
                 turn.save(force_insert=True)

@@ -46,6 +46,31 @@ def test_every_change_is_written_to_the_mirror(
     assert abs(user_md.stat().st_mtime - block.updated_at.timestamp()) < 0.01
 
 
+def test_a_worker_chunk_writes_each_changed_file_once_with_the_last_text(
+    api, space, tmp_path, django_capture_on_commit_callbacks, monkeypatch
+):
+    writes: list[str] = []
+    real = mirror._write_file
+    monkeypatch.setattr(
+        mirror,
+        "_write_file",
+        lambda path, content, mtime: writes.append(path.name) or real(path, content, mtime),
+    )
+    user_md = tmp_path / "mirror" / space.name / "USER.md"
+    with django_capture_on_commit_callbacks(execute=True):
+        put(api, "user", "Name: Priya")
+    writes.clear()
+    with mirror.deferred():
+        with django_capture_on_commit_callbacks(execute=True):
+            put(api, "user", "Name: Priya\nLives in Leeds")
+            put(api, "user", "Name: Priya\nLikes chess")
+        assert writes == []  # noted, not written yet
+    assert writes == ["USER.md"]
+    assert mirror.parse(user_md.read_text()) == "Name: Priya\nLikes chess"
+    block = core.load_block(space=space, label="user")
+    assert abs(user_md.stat().st_mtime - block.updated_at.timestamp()) < 0.01
+
+
 def test_a_missing_mirror_is_rewritten_on_read(api, space, tmp_path):
     # Without capturing on-commit callbacks the write after commit never ran
     # (the test transaction is never committed); reading the block restores it.

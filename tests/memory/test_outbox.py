@@ -142,3 +142,49 @@ def test_a_redelivered_chunk_runs_nothing_twice(space):
     assert outbox.run_each(ids, run=run_job) == []
     jobs = IngestJob.objects.filter(pk__in=ids)
     assert set(jobs.values_list("status", "attempts")) == {("done", 1)}
+
+
+def _chunk(space, n):  # type: ignore[no-untyped-def]
+    accepted = accept_turns(
+        space=space,
+        turns=[
+            TurnData(session_id="s", role="user", text=f"I really love hobby{i} a lot")
+            for i in range(n)
+        ],
+    )
+    return [IngestJob.objects.get(turn=a.turn).pk for a in accepted]
+
+
+def test_a_chunk_of_fresh_jobs_is_leased_in_one_write(space, django_assert_max_num_queries):
+    ids = _chunk(space, 4)
+    with django_assert_max_num_queries(2):  # the UPDATE and reading the jobs back
+        claimed = outbox.claim_fresh(ids)
+    assert sorted(claimed) == ids
+    assert {(j.status, j.attempts) for j in claimed.values()} == {("running", 1)}
+    assert all(j.space == space for j in claimed.values())
+    # Leased: no one else claims them, singly or as a chunk.
+    assert outbox.claim(ids[0]) is None
+    assert outbox.claim_fresh(ids) == {}
+
+
+def test_a_job_tried_before_is_left_to_its_own_claim(space):
+    """A job that killed its worker counts against itself alone: after its
+    lease runs out it is claimed on its own, not with the next chunk."""
+    ids = _chunk(space, 3)
+    outbox.claim(ids[1])
+    IngestJob.objects.filter(pk=ids[1]).update(lease_until=timezone.now() - timedelta(seconds=1))
+    claimed = outbox.claim_fresh(ids)
+    assert sorted(claimed) == [ids[0], ids[2]]
+    again = outbox.claim(ids[1])
+    assert again is not None and again.attempts == 2
+
+
+def test_a_chunk_task_without_an_llm_runs_every_job_once(space, settings):
+    from memory.tasks import process_ingest_jobs
+
+    settings.ENGRAM = {**settings.ENGRAM, "LLM_PROVIDERS": []}
+    ids = _chunk(space, 5)
+    process_ingest_jobs.apply(args=(ids,)).get()
+    process_ingest_jobs.apply(args=(ids,)).get()  # redelivered: nothing runs twice
+    jobs = IngestJob.objects.filter(pk__in=ids)
+    assert set(jobs.values_list("status", "attempts")) == {("done", 1)}

@@ -125,6 +125,28 @@ def test_a_restatement_said_earlier_moves_the_start_back(api, say):
     ]
 
 
+def test_a_new_value_reads_only_the_live_one_of_a_long_history(api, say, monkeypatch):
+    from memory.services import facts as service
+
+    loaded: list[list] = []
+    real = service._chain
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        found = real(*args, **kwargs)
+        loaded.append(found)
+        return found
+
+    monkeypatch.setattr(service, "_chain", spy)
+    for month, city in enumerate(["Oslo", "Bergen", "Tromso", "Bodo", "Alta"], start=1):
+        say(f"I live in {city} now.", f"2025-{month:02d}-01T09:00:00Z")
+    assert [len(found) for found in loaded[1:]] == [1, 1, 1, 1]  # the live value, no history
+    say("I live in Paris, just arrived.", "2024-06-01T09:00:00Z")  # said before all of them
+    assert len(loaded[-1]) == 5  # the whole history, to place it in
+    chain = facts(api, subject="user", predicate="lives_in", include_history=True)
+    assert [f["object"] for f in chain] == ["Alta", "Bodo", "Tromso", "Bergen", "Oslo", "Paris"]
+    assert chain[-1]["valid_to"].startswith("2025-01-01")
+
+
 def test_a_retraction_ends_the_fact_when_it_was_said(api, say):
     say("I work at Initech on the payments team.", "2025-01-10T09:00:00Z")
     say("I quit Initech, no longer there.", "2025-04-20T09:00:00Z")

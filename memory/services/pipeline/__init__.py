@@ -32,14 +32,15 @@ class LeaseLost(Exception):
     """Another worker took the job over (our lease ran out); our work is void."""
 
 
-def run_job(job_id: int) -> dict[str, Any] | None:
-    """Claim the job and run it. Transient failures are recorded on the job and
-    re-raised as llm.TransientError (the task retries them with backoff) until
-    the job runs out of attempts; anything else dead-letters the job at once
-    with its error kept."""
+def run_job(job_id: int, *, claimed: IngestJob | None = None) -> dict[str, Any] | None:
+    """Claim the job (unless `claimed`, leased already by outbox.claim_fresh)
+    and run it. Transient failures are recorded on the job and re-raised as
+    llm.TransientError (the task retries them with backoff) until the job
+    runs out of attempts; anything else dead-letters the job at once with its
+    error kept."""
     from memory.services.imports import jobs as import_jobs
 
-    job = outbox.claim(job_id)
+    job = claimed or outbox.claim(job_id)
     if job is None:
         return None
     try:
@@ -156,7 +157,8 @@ def process(job: IngestJob) -> dict[str, Any]:
         # writers take turns (see facts.lock_space_writes).
         _finish(job, result)
         facts.lock_space_writes(space)
-        Turn.objects.filter(pk=turn.pk).update(skip_reason="")
+        if turn.skip_reason != "":  # not judged yet (None), or once skipped
+            Turn.objects.filter(pk=turn.pk).update(skip_reason="")
         steps = [
             _step(turn, "salience", skipped=""),
             _step(
@@ -170,32 +172,35 @@ def process(job: IngestJob) -> dict[str, Any]:
         ]
         linked = 0
         core_changed = 0
-        for i, decision in enumerate(decisions):
-            if i in flagged:
-                res = facts.quarantine(
-                    space=space, candidate=decision.candidate, reasons=flagged[i], prov=prov
+        # The events the writes record go into the one INSERT below.
+        with audit.batched() as events:
+            for i, decision in enumerate(decisions):
+                if i in flagged:
+                    res = facts.quarantine(
+                        space=space, candidate=decision.candidate, reasons=flagged[i], prov=prov
+                    )
+                else:
+                    res = facts.apply(space=space, decision=decision, prov=prov)
+                item = res.item
+                actions.append(
+                    {
+                        "action": res.action,
+                        "item": item.pk if item else None,
+                        "superseded": res.superseded,
+                        "reason": res.reason,
+                    }
                 )
-            else:
-                res = facts.apply(space=space, decision=decision, prov=prov)
-            item = res.item
-            actions.append(
-                {
-                    "action": res.action,
-                    "item": item.pk if item else None,
-                    "superseded": res.superseded,
-                    "reason": res.reason,
-                }
-            )
-            if item is not None and res.action in ("ADD", "UPDATE") and item.is_live:
-                # 5. graph, 6. core-memory proposal
-                linked += facts.link_item(space=space, item=item)
-                core_changed += int(_core(space=space, item=item))
-            if item is not None and res.action in ("ADD", "UPDATE", "DEFER"):
-                new_items.append(item.pk)
+                if item is not None and res.action in ("ADD", "UPDATE") and item.is_live:
+                    # 5. graph, 6. core-memory proposal
+                    linked += facts.link_item(space=space, item=item)
+                    core_changed += int(_core(space=space, item=item))
+                if item is not None and res.action in ("ADD", "UPDATE", "DEFER"):
+                    new_items.append(item.pk)
         steps.append(_step(turn, "graph", relations=linked))
         steps.append(_step(turn, "core_proposal", changed=core_changed))
-        # The per-step trail in one INSERT: it is most of the rows a turn writes.
-        AuditEvent.objects.bulk_create(steps)
+        # The per-step trail and what the writes recorded, in one INSERT: it
+        # is most of the rows a turn writes.
+        AuditEvent.objects.bulk_create(events + steps)
         result["actions"] = actions
         result["ms"] = round((time.perf_counter() - started) * 1000, 2)
         IngestJob.objects.filter(pk=job.pk).update(result=result)
@@ -203,7 +208,7 @@ def process(job: IngestJob) -> dict[str, Any]:
     # turn itself, which recall's vector channel ranks too. A failing backend
     # never fails the job; the background catch-up embeds what is missing.
     embedded = embeddings.index_written(space_id=space.pk, item_ids=new_items, turn_ids=[turn.pk])
-    if new_items or embedded:
+    if embedded:  # empty when embeddings are off: nothing to record
         audit.record(
             space=space,
             action="embed",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 
+from django.db.models import Q
+
 from memory import embeddings
 from memory.models import MemoryItem, Space
 from memory.search import search
@@ -36,13 +38,18 @@ def similar(*, space: Space, candidate: Candidate, limit: int = LIMIT) -> list[M
             log.info("vector neighbours unavailable, using BM25 only: %s", exc)
         except Exception:  # a broken vector index must not stop ingestion
             log.warning("vector neighbour search failed; using BM25 only", exc_info=True)
+    wanted = Q(pk__in=list(ids))
     if candidate.subject and candidate.predicate:
+        # The latest values of the same subject and predicate, in the same query.
         same = live_items(space).filter(
             subject__in=spellings(candidate.subject), predicate=candidate.predicate
         )
-        for pk in same.order_by("-created_at").values_list("pk", flat=True)[:limit]:
-            ids.setdefault(pk, None)
-    if not ids:
+        wanted |= Q(pk__in=same.order_by("-created_at").values("pk")[:limit])
+    elif not ids:
         return []
-    rows = {item.pk: item for item in live_items(space).filter(pk__in=list(ids))}
-    return [rows[pk] for pk in ids if pk in rows]
+    rows = sorted(live_items(space).filter(wanted), key=lambda item: item.created_at, reverse=True)
+    # Text matches first, in rank order, then the same-predicate values.
+    for item in rows:
+        ids.setdefault(item.pk, None)
+    found = {item.pk: item for item in rows}
+    return [found[pk] for pk in ids if pk in found]
