@@ -211,6 +211,21 @@ def set_text(
             f"the {label} block is at version {block.version}, not {expected_version}: "
             "someone else changed it; reload and apply your change again"
         )
+    new_text = checked_text(block=block, text=text)
+    if new_text == block.text:
+        return block
+    return _commit(
+        block=block,
+        text=new_text,
+        author=author,
+        reason=reason,
+        expected_version=block.version if expected_version is None else expected_version,
+    )
+
+
+def checked_text(*, block: CoreBlock, text: str) -> str:
+    """`text` as the block would store it, or Invalid: flagged by the strict
+    screen, or over the block's budget."""
     # Core memory is in every prompt: the strict screen, which refuses what a
     # turn would be quarantined for and any directive to act besides.
     result = screening.screen_strict(text)
@@ -223,18 +238,10 @@ def set_text(
     cost = estimate_tokens(new_text)
     if cost > block.budget_tokens:
         raise Invalid(
-            f"text: {cost} tokens is over the {label} block's budget of {block.budget_tokens}; "
-            "merge entries into fewer, denser lines"
+            f"text: {cost} tokens is over the {block.label} block's budget of "
+            f"{block.budget_tokens}; merge entries into fewer, denser lines"
         )
-    if new_text == block.text:
-        return block
-    return _commit(
-        block=block,
-        text=new_text,
-        author=author,
-        reason=reason,
-        expected_version=block.version if expected_version is None else expected_version,
-    )
+    return new_text
 
 
 def rollback(*, space: Space, label: str, version: int, author: str) -> CoreBlock:

@@ -16,8 +16,8 @@ from pydantic import Field, model_validator
 from engram_site.bounds import Instant
 from memory.errors import EngramError, Invalid
 from memory.models import Entity, MemoryItem
-from memory.screening import screen_fact, screen_strict
-from memory.services import audit, core, facts, forget, graph
+from memory.screening import screen_strict
+from memory.services import audit, core, curation, facts, forget, graph
 from memory.services.imports import history
 from memory.services.imports import jobs as import_jobs
 from memory.tools._common import AS_OF, DRY_RUN, KNOWN_AT, ItemOut, item_or_404, item_out
@@ -306,48 +306,13 @@ class UpdateOut(ToolResult):
 )
 def memory_update(ctx: ToolContext, args: UpdateIn) -> dict[str, Any]:
     old = item_or_404(ctx.space, args.id)
-    if not old.is_live:
-        raise Invalid(
-            f"id: item {old.pk} is not live ({old.status}); only a live entry is corrected"
-        )
-    # A correction keeps the old entry's kind: a standing instruction gets
-    # the strict screen.
-    screened = screen_fact(args.text.strip(), kind=old.kind, importance=old.importance)
-    if screened.flagged:
-        raise Invalid(f"text: refused by the injection screen ({', '.join(screened.reasons)})")
-    text = screened.text
     if args.dry_run:
+        # The same checks as the write, and nothing written.
+        curation.check(old=old, text=args.text)
         return {"id": None, "replaces": str(old.pk), "action": "UPDATE", "dry_run": True}
-    with transaction.atomic():
-        new = MemoryItem.objects.create(
-            space=ctx.space,
-            text=text,
-            kind=old.kind,
-            subject=old.subject,
-            predicate=old.predicate,
-            object="",
-            importance=old.importance,
-            source="tool:update",
-            source_session=old.source_session,
-            disposition="UPDATE",
-            content_hash=facts.content_hash(text),
-            valid_from=old.valid_from,
-            stated_at=old.stated_at,
-            metadata={"corrects": old.pk},
-        )
-        # A correction is what was true all along: the old version ends where
-        # it began, so an as_of read in its window sees the corrected text.
-        facts.supersede(old=old, new=new, actor=ctx.actor)
-        audit.record(
-            space=ctx.space,
-            action="update",
-            target_type="item",
-            target_id=new.pk,
-            actor=ctx.actor,
-            replaces=old.pk,
-        )
-        facts.link_item(space=ctx.space, item=new)
-    transaction.on_commit(lambda: facts.embed_later(space_id=ctx.space.pk, item_ids=[new.pk]))
+    new = curation.correct(
+        space=ctx.space, old=old, text=args.text, actor=ctx.actor, source="tool:update"
+    )
     return {"id": str(new.pk), "replaces": str(old.pk), "action": "UPDATE"}
 
 

@@ -25,24 +25,23 @@ def remember(api, text):  # type: ignore[no-untyped-def]
     return int(r.json()["id"])
 
 
-def test_deleting_facts_in_the_admin_is_audited_without_their_text(api, space, staff) -> None:  # type: ignore[no-untyped-def]
+def test_forgetting_facts_in_the_admin_is_audited_without_their_text(api, space, staff) -> None:  # type: ignore[no-untyped-def]
     ids = [
         remember(api, "Priya's safe combination is hidden in the atlas"),
         remember(api, "Priya's spare house key sits under the blue flowerpot"),
     ]
     r = staff.post(
         "/admin/memory/memoryitem/",
-        {"action": "delete_selected", "_selected_action": ids, "post": "yes"},
+        {"action": "forget_hard", "_selected_action": ids},
     )
     assert r.status_code == 302
     assert not MemoryItem.objects.filter(pk__in=ids).exists()
-    events = AuditEvent.objects.filter(space=space, action="admin_delete")
-    assert sorted(int(e.target_id) for e in events) == sorted(ids)
-    for event in events:
-        assert event.actor == "admin:curator" and event.detail == {"model": "memory.MemoryItem"}
+    events = AuditEvent.objects.filter(space=space, action="forget", actor="admin:curator")
+    assert sorted(i for e in events for i in e.detail["ids"]) == sorted(ids)
+    assert all(e.detail["hard"] for e in events)
     logged = " ".join(LogEntry.objects.values_list("object_repr", flat=True))
+    logged += " ".join(str(e.detail) for e in AuditEvent.objects.filter(space=space))
     assert "atlas" not in logged and "flowerpot" not in logged
-    assert "memory item" in logged
 
 
 def test_deleting_one_turn_from_its_page_is_audited(api, space, staff) -> None:  # type: ignore[no-untyped-def]
