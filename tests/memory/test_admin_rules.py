@@ -108,11 +108,9 @@ def test_a_core_block_edit_is_a_screened_new_version(space, staff):
 
 
 def _inline(block):  # type: ignore[no-untyped-def]
+    """The management form of the read-only versions inline, as the page posts it."""
     versions = CoreBlockVersion.objects.filter(block=block)
-    prefix = "versions"
-    from memory.admin.memory import CoreBlockVersionInline
-
-    prefix = CoreBlockVersionInline.model._meta.get_field("block").remote_field.get_accessor_name()
+    prefix = CoreBlockVersion._meta.get_field("block").remote_field.get_accessor_name()
     data = {
         f"{prefix}-TOTAL_FORMS": str(versions.count()),
         f"{prefix}-INITIAL_FORMS": str(versions.count()),
