@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.db.models import F
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -24,7 +25,9 @@ from memory.timeview import TimeView
 
 def _space(request: HtmxHttpRequest) -> Space:
     """The space being curated: ?space=name switches and is remembered in the
-    session; with none chosen, the first space (made if there is none)."""
+    session; with none chosen, the space in use (the latest activity, so a
+    curator lands on the memory an agent is writing, not on the alphabetically
+    first space), made if there is none."""
     wanted = request.GET.get("space")
     space: Space | None
     if wanted:
@@ -34,7 +37,8 @@ def _space(request: HtmxHttpRequest) -> Space:
     space_id = request.session.get("space_id")
     space = Space.objects.filter(pk=space_id).first() if space_id else None
     if space is None:
-        if (space := Space.objects.order_by("name").first()) is None:
+        in_use = Space.objects.order_by(F("last_activity_at").desc(nulls_last=True), "name")
+        if (space := in_use.first()) is None:
             from memory.services.spaces import DEFAULT_SPACE, get_or_create_space
 
             space = get_or_create_space(name=DEFAULT_SPACE)

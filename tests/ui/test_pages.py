@@ -197,3 +197,13 @@ def test_space_switcher_changes_the_space(staff_client, memory):
     # Remembered for the next page.
     assert "No facts match" in staff_client.get("/facts/").content.decode()
     assert staff_client.get("/facts/?space=nope").status_code == 404
+
+
+def test_with_no_space_chosen_the_dashboard_opens_the_one_in_use(staff_client, db):
+    from django.utils import timezone
+
+    Space.objects.create(name="aardvark")  # first by name, never used
+    Space.objects.create(name="work", last_activity_at=timezone.now())
+    response = staff_client.get("/facts/")
+    assert response.context["space"].name == "work"
+    assert '<option value="work" selected>' in response.content.decode()
