@@ -2,8 +2,8 @@
 
 Answers "why was this one deferred" for the key's space: the rules'
 decision, the judge's verdict (or why the rules stood), how long it took.
-Paged by id (keyset): pass the answer's `next_before` back as `before`;
-new rows arriving meanwhile never shift a page."""
+Paged with limit and offset, like GET /consolidation/runs, with the
+space's total in `count`."""
 
 from __future__ import annotations
 
@@ -21,9 +21,8 @@ router = Router(tags=["memory"])
 
 class AdjudicationQuery(Schema):
     limit: int = Field(default=50, ge=1, le=200)
-    before: int | None = Field(
-        default=None, ge=1, description="Only rows older than this id: the previous `next_before`."
-    )
+    # Bounded so offset + limit stays a 64-bit integer in the SQL.
+    offset: int = Field(default=0, ge=0, le=1_000_000_000)
 
 
 class AdjudicationOut(Schema):
@@ -44,20 +43,14 @@ class AdjudicationOut(Schema):
 
 
 class AdjudicationPage(Schema):
+    count: int = Field(description="Adjudications in this space, all pages.")
     adjudications: list[AdjudicationOut]
-    next_before: int | None = Field(
-        description="Pass as `before` for the next page; null at the end."
-    )
 
 
 @router.get("/adjudications", response=AdjudicationPage)
 def list_adjudications(request: SpaceRequest, params: Query[AdjudicationQuery]) -> dict[str, Any]:
     """The judge's recent adjudications in this space, newest first."""
     rows = Adjudication.objects.filter(space=request.space)
-    if params.before is not None:
-        rows = rows.filter(pk__lt=params.before)
-    # One more than asked tells whether another page exists.
-    page = list(rows.order_by("-id")[: params.limit + 1])
-    more = len(page) > params.limit
-    page = page[: params.limit]
-    return {"adjudications": page, "next_before": page[-1].pk if more else None}
+    # By id: rows written in one transaction share a created_at.
+    page = rows.order_by("-id")[params.offset : params.offset + params.limit]
+    return {"count": rows.count(), "adjudications": list(page)}
