@@ -289,3 +289,22 @@ def test_a_hard_forget_takes_the_adjudications_quoting_the_fact(space, judge, sa
     assert Adjudication.objects.count() == 2
     forget(space=space, item_id=item(SUMMER).pk, hard=True)
     assert list(Adjudication.objects.values_list("candidate_text", flat=True)) == [NOT_VEGETARIAN]
+
+
+def test_the_admin_shows_adjudications_read_only(space, judge, say):
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    say(SUMMER)
+    judge.verdict(verdict="merge")
+    say(WINTER)
+    record = Adjudication.objects.get()
+    client = Client()
+    client.force_login(User.objects.create_superuser("curator", "c@example.com", "pw"))
+    listing = client.get("/admin/memory/adjudication/")
+    assert listing.status_code == 200 and b"merge" in listing.content
+    assert client.get("/admin/memory/adjudication/add/").status_code == 403
+    change = client.post(f"/admin/memory/adjudication/{record.pk}/change/", {"verdict": "defer"})
+    assert change.status_code in (200, 403)
+    record.refresh_from_db()
+    assert record.verdict == "merge"
