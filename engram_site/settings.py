@@ -272,6 +272,17 @@ ENGRAM = {
     "LLM_PROVIDERS": env_json("ENGRAM_LLM_PROVIDERS", []),
     "LLM_TIMEOUT_SECONDS": env_float("ENGRAM_LLM_TIMEOUT", 30.0, minimum=0.1),
     "LLM_BUDGET_PER_HOUR": env_int("ENGRAM_LLM_BUDGET_PER_HOUR", 60, minimum=0),
+    # The judge of uncertain writes (memory/services/pipeline/judge.py): off
+    # (""), a provider's name from LLM_PROVIDERS, or "llm" for the first.
+    # Candidates whose closest neighbour's similarity lies in
+    # [ACCEPT_BELOW, MERGE_ABOVE) get a merge / accept / defer verdict; a
+    # contradiction the rules found at CONTRADICTION_MIN or above is
+    # confirmed or dismissed. Unavailable, slow or garbled: the rules decide.
+    "JUDGE": env_str("ENGRAM_JUDGE", ""),
+    "JUDGE_MERGE_ABOVE": env_float("ENGRAM_JUDGE_MERGE_ABOVE", 0.8, minimum=0.0),
+    "JUDGE_ACCEPT_BELOW": env_float("ENGRAM_JUDGE_ACCEPT_BELOW", 0.5, minimum=0.0),
+    "JUDGE_CONTRADICTION_MIN": env_float("ENGRAM_JUDGE_CONTRADICTION_MIN", 0.5, minimum=0.0),
+    "JUDGE_TIMEOUT_SECONDS": env_float("ENGRAM_JUDGE_TIMEOUT_SECONDS", 5.0, minimum=0.1),
     # embeddings
     "EMBEDDINGS": env_choice(
         "ENGRAM_EMBEDDINGS", "none", ("none", "local", "ollama", "openai_compat")

@@ -255,19 +255,36 @@ def _schema_hint(schema: type[pydantic.BaseModel]) -> str:
     return json.dumps(schema.model_json_schema(), separators=(",", ":"))
 
 
-def complete_json(*, space: Space, purpose: str, system: str, user: str, schema: type[M]) -> M:
-    """Ask the providers in order for a JSON object matching `schema`."""
-    chain = providers()
-    if not chain:
-        raise LLMUnavailable("no LLM provider configured")
+def _messages(system: str, user: str, schema: type[pydantic.BaseModel]) -> list[dict[str, str]]:
     system_full = (
         f"{system}\n\nAnswer with one JSON object and nothing else. "
         f"It must validate against this JSON schema:\n{_schema_hint(schema)}"
     )
     # What is stored was redacted on the way in; this is the last door for
     # anything else (a query, a legacy row) on its way to a provider.
-    user = redact(user)
-    messages = [{"role": "system", "content": system_full}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": system_full}, {"role": "user", "content": redact(user)}]
+
+
+def ask_once(
+    provider: Provider, *, space: Space, purpose: str, system: str, user: str, schema: type[M]
+) -> M:
+    """One request to one provider, no repair request and no fallback to the
+    next provider: for a caller on a deadline with an answer of its own to
+    fall back on (the write judge). Raises TransientError (InvalidAnswer for
+    an answer that does not validate), PermanentError or BudgetExceeded."""
+    content = _post(provider, _messages(system, user, schema), space=space, purpose=purpose)
+    try:
+        return _parse(content, schema)
+    except (ValueError, pydantic.ValidationError) as exc:
+        raise InvalidAnswer(f"{provider.name}: invalid answer: {str(exc)[:300]}") from None
+
+
+def complete_json(*, space: Space, purpose: str, system: str, user: str, schema: type[M]) -> M:
+    """Ask the providers in order for a JSON object matching `schema`."""
+    chain = providers()
+    if not chain:
+        raise LLMUnavailable("no LLM provider configured")
+    messages = _messages(system, user, schema)
     errors: list[str] = []
     all_transient = True
     for provider in chain:

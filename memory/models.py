@@ -610,3 +610,44 @@ class SearchBatch(models.Model):
 
     def __str__(self) -> str:
         return f"batch {self.batch_id} ({self.session_key})"
+
+
+class Adjudication(models.Model):
+    """One uncertain write the judge was asked about (or would have been,
+    had it answered): what the rules said, what the judge said, what was
+    written, and why the rules stood when they did. Written in the same
+    transaction as the decision it explains, so a job delivered twice
+    records once. The candidate text is the screened (redacted) text."""
+
+    class Kind(models.TextChoices):
+        BAND = "band", "Uncertain band (merge / accept / defer)"
+        CONTRADICTION = "contradiction", "Contradiction confirmation"
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="adjudications")
+    # The item written (ADD / DEFER) or reinforced (NOOP). CASCADE: the
+    # record quotes the fact, so forgetting the fact forgets the record.
+    item = models.ForeignKey(
+        MemoryItem, null=True, blank=True, on_delete=models.CASCADE, related_name="adjudications"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    candidate_text = models.TextField()
+    neighbour_ids = models.JSONField(default=list, blank=True)
+    similarity = models.FloatField(default=0.0)
+    rules_action = models.CharField(max_length=10)
+    # merge | accept | defer (band), contradicts | consistent (contradiction);
+    # empty when the judge gave none.
+    verdict = models.CharField(max_length=20, blank=True)
+    action = models.CharField(max_length=10, blank=True)  # what the write did
+    judge_used = models.BooleanField(default=False)
+    judge = models.CharField(max_length=100, blank=True)  # the provider's name
+    elapsed_ms = models.FloatField(default=0.0)
+    fallback_reason = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["space", "-id"], name="adjudication_space_idx")]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        verdict = self.verdict or f"rules ({self.fallback_reason})"
+        return f"{self.kind}: {self.rules_action} -> {verdict}"

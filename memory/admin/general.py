@@ -214,3 +214,29 @@ class IngestJobAdmin(AuditedAdmin):
 class LlmUsageAdmin(AuditedAdmin):
     list_display = ("space", "hour", "calls")
     list_filter = ("space",)
+
+
+@admin.register(models.Adjudication)
+class AdjudicationAdmin(AuditedAdmin):
+    list_display = (
+        "created_at",
+        "space",
+        "kind",
+        "rules_action",
+        "verdict",
+        "action",
+        "judge_used",
+        "elapsed_ms",
+        "fallback_reason",
+    )
+    list_filter = ("kind", "judge_used", "verdict", "space")
+    search_fields = ("fallback_reason", "judge")
+    raw_id_fields = ("item",)
+    date_hierarchy = "created_at"
+
+    # A record of what happened: read-only, like the audit log.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False

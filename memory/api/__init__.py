@@ -1,5 +1,6 @@
 """The memory app's API: one router per area, all mounted at /api/v1."""
 
+from memory.api.adjudications import router as adjudications_router
 from memory.api.context import router as context_router
 from memory.api.core import router as core_router
 from memory.api.export import router as export_router
@@ -23,3 +24,4 @@ routers.append(export_router)
 routers.append(recall_router)
 routers.append(tools_router)
 routers.append(skills_router)
+routers.append(adjudications_router)

@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from memory.errors import Invalid, NotFound
 from memory.models import (
+    Adjudication,
     AuditEvent,
     Belief,
     CoreBlock,
@@ -252,6 +253,9 @@ def _hard_delete_items(*, space: Space, items: list[MemoryItem], actor: str) -> 
             )
         )
         relations.delete()
+        # Adjudications of these items go with them (CASCADE); one quoting a
+        # forgotten text under another item (a merge) goes too.
+        Adjudication.objects.filter(space=space, candidate_text__in=texts).delete()
         MemoryItem.objects.filter(space=space, pk__in=ids).delete()
         Belief.objects.filter(pk__in=belief_ids, evidence=None).delete()
         Entity.objects.filter(pk__in=_orphan_entities(space=space, candidates=entity_ids)).delete()

@@ -19,7 +19,7 @@ from django.db import DatabaseError, transaction
 
 from memory import embeddings, llm
 from memory.errors import EngramError
-from memory.models import AuditEvent, IngestJob, MemoryItem, Turn
+from memory.models import Adjudication, AuditEvent, IngestJob, MemoryItem, Turn
 from memory.screening import screen_fact
 from memory.services import audit, facts, identity, outbox
 from memory.services.pipeline import extract, resolve, retrieve, salience
@@ -172,6 +172,7 @@ def process(job: IngestJob) -> dict[str, Any]:
         ]
         linked = 0
         core_changed = 0
+        adjudications: list[Adjudication] = []
         # The events the writes record go into the one INSERT below.
         with audit.batched() as events:
             for i, decision in enumerate(decisions):
@@ -182,6 +183,12 @@ def process(job: IngestJob) -> dict[str, Any]:
                 else:
                     res = facts.apply(space=space, decision=decision, prov=prov)
                 item = res.item
+                if decision.adjudication is not None:
+                    # What was written, which apply may have changed (a
+                    # duplicate added meanwhile becomes a NOOP).
+                    decision.adjudication.item = item
+                    decision.adjudication.action = res.action
+                    adjudications.append(decision.adjudication)
                 actions.append(
                     {
                         "action": res.action,
@@ -201,6 +208,7 @@ def process(job: IngestJob) -> dict[str, Any]:
         # The per-step trail and what the writes recorded, in one INSERT: it
         # is most of the rows a turn writes.
         AuditEvent.objects.bulk_create(events + steps)
+        Adjudication.objects.bulk_create(adjudications)
         result["actions"] = actions
         result["ms"] = round((time.perf_counter() - started) * 1000, 2)
         IngestJob.objects.filter(pk=job.pk).update(result=result)

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from memory import llm
-from memory.models import MemoryItem, Space
+from memory.models import Adjudication, MemoryItem, Space
 from memory.services.graph import normalize
 from memory.services.pipeline.candidates import (
     Candidate,
@@ -47,7 +47,9 @@ class Decision:
     action: Action
     targets: list[MemoryItem] = field(default_factory=list)
     reason: str = ""
-    decided_by: str = "rules"
+    decided_by: str = "rules"  # rules | llm | judge
+    # Set when the judge was asked (or would have been): saved with the write.
+    adjudication: Adjudication | None = None
 
 
 def low_entropy(text: str) -> bool:
@@ -159,7 +161,12 @@ def _llm_prompt(pending: list[tuple[int, Candidate, list[MemoryItem]]]) -> str:
 def resolve(
     *, space: Space, candidates: list[Candidate], neighbours: list[list[MemoryItem]], use_llm: bool
 ) -> list[Decision]:
+    from memory.services.pipeline import judge  # judge reads Decision from here
+
     decisions = [decide(c, n) for c, n in zip(candidates, neighbours, strict=True)]
+    # The uncertain band and the contradictions go to the judge when one is
+    # configured; what it was asked about is settled, by it or by the rules.
+    decisions = judge.adjudicate(space=space, decisions=decisions, neighbours=neighbours)
     if not use_llm:
         return decisions
     # The LLM judges only what the rules cannot settle cheaply: candidates that
@@ -167,7 +174,7 @@ def resolve(
     pending = [
         (i, c, n)
         for i, (c, n, d) in enumerate(zip(candidates, neighbours, decisions, strict=True))
-        if n and d.action != "DROP" and d.reason != "exact duplicate"
+        if n and d.action != "DROP" and d.reason != "exact duplicate" and d.adjudication is None
     ]
     if not pending:
         return decisions
