@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import zip_longest
@@ -284,14 +284,16 @@ def _load(
 
 
 def _owner(loaded: list[_Loaded], key: Key) -> _Loaded | None:
+    """The readable space a fused candidate's row was found in: ids are
+    table-wide, so at most one holds it; none when its row is gone."""
     kind, pk = key
     for part in loaded:
-        table: dict[int, object] = {
-            "item": part.items,
-            "turn": part.turns,
-            "summary": part.summaries,
-            "skill": part.skills,
-        }[kind]  # type: ignore[assignment]
+        table: Collection[int] = {
+            "item": part.items.keys(),
+            "turn": part.turns.keys(),
+            "summary": part.summaries.keys(),
+            "skill": part.skills.keys(),
+        }[kind]
         if pk in table:
             return part
     return None
