@@ -19,6 +19,7 @@ from engram_site.openapi import DocumentedAPI
 from engram_site.types import SpaceRequest
 from memory.errors import EngramError
 from memory.models import ApiKey
+from memory.services import scopes
 from memory.services.spaces import authenticate
 
 
@@ -40,6 +41,8 @@ class ApiKeyAuth(HttpBearer):
         space_request = cast(SpaceRequest, request)
         space_request.space = key.space
         space_request.api_key = key
+        space_request.user_space = scopes.linked_user_space(key)
+        space_request.read_spaces = scopes.readable(key.space, space_request.user_space)
         return key
 
 

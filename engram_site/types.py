@@ -18,6 +18,10 @@ class SpaceRequest(HttpRequest):
 
     space: Space
     api_key: ApiKey
+    # The user space the key is linked to (memory.services.scopes), or None;
+    # `read_spaces` is what reads fuse: `space` first, then that one.
+    user_space: Space | None
+    read_spaces: tuple[Space, ...]
 
 
 class HtmxHttpRequest(HttpRequest):

@@ -16,7 +16,16 @@ from django.utils import timezone
 class Space(models.Model):
     """A memory namespace: a person's private memory, a project, a team."""
 
+    class Kind(models.TextChoices):
+        # A person's memory: identity, preferences, people. Follows them
+        # across projects through keys linked to it (ApiKey.user_space).
+        USER = "user", "User"
+        # A codebase's or team's memory: conventions, decisions, tools.
+        PROJECT = "project", "Project"
+        SHARED = "shared", "Shared"
+
     name = models.SlugField(max_length=64, unique=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.USER)
     description = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     # Drives the consolidator's idle check.
@@ -42,6 +51,17 @@ class ApiKey(models.Model):
     the prefix identifies the key in lists and logs."""
 
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="api_keys")
+    # A key of a project space may also read, and on `scope: "user"` write,
+    # one user space: the person's memory follows them into the project.
+    # Every other space stays as invisible as without the link.
+    user_space = models.ForeignKey(
+        Space,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="linked_keys",
+        limit_choices_to={"kind": "user"},
+    )
     name = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=16, unique=True)
     key_hash = models.CharField(max_length=64)

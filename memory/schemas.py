@@ -10,6 +10,14 @@ from pydantic import Field
 
 from engram_site.bounds import Instant
 
+# Where a write goes for a key linked to a user space (memory.services.scopes):
+# "project" (the default) is the key's own space, "user" the linked one.
+Scope = Literal["user", "project"]
+SCOPE_DESCRIPTION = (
+    'Where this is written: "project" (default), the key\'s own space, or "user", the '
+    "user space the key is linked to (400 when it has none)."
+)
+
 
 class TurnIn(Schema):
     session_id: str = Field(min_length=1, max_length=200)
@@ -18,6 +26,7 @@ class TurnIn(Schema):
     ts: Instant | None = None
     ref: str | None = Field(default=None, min_length=1, max_length=200)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    scope: Scope | None = Field(default=None, description=SCOPE_DESCRIPTION)
 
 
 class TurnOut(Schema):
@@ -28,10 +37,13 @@ class TurnOut(Schema):
     # Stored but kept out of recall and context by the injection screen, and why.
     quarantined: bool = False
     reasons: list[str] = Field(default_factory=list)
+    space: str = ""  # the space it was written to (see `scope`)
 
 
 class TurnBatchIn(Schema):
     turns: list[TurnIn] = Field(min_length=1, max_length=500)
+    # For every turn that names no scope of its own.
+    scope: Scope | None = Field(default=None, description=SCOPE_DESCRIPTION)
 
 
 class QuarantinedTurnOut(Schema):

@@ -17,6 +17,7 @@ from memory.services import outbox
 class SpaceAdmin(AuditedAdmin):
     list_display = (
         "name",
+        "kind",
         "description",
         "host_access",
         "created_at",
@@ -51,7 +52,15 @@ class SpaceAdmin(AuditedAdmin):
 
 @admin.register(models.ApiKey)
 class ApiKeyAdmin(AuditedAdmin):
-    list_display = ("prefix", "space", "name", "created_at", "last_used_at", "revoked_at")
+    list_display = (
+        "prefix",
+        "space",
+        "user_space",
+        "name",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    )
     list_filter = ("space",)
     search_fields = ("prefix", "name", "space__name")
     readonly_fields = ("prefix", "key_hash", "created_at", "last_used_at")

@@ -55,4 +55,5 @@ def context(request: SpaceRequest, params: Query[ContextQuery]) -> dict[str, Any
         as_of=params.as_of,
         known_at=params.known_at,
         session_id=params.session_id,
+        user_space=request.user_space,
     )

@@ -13,7 +13,9 @@ from pydantic import Field, field_validator
 from engram_site.bounds import Instant, check_instant
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
+from memory.schemas import SCOPE_DESCRIPTION, Scope
 from memory.selectors import facts_in_view
+from memory.services import scopes
 from memory.services.facts import save_fact
 from memory.timeview import TimeView
 from memory.tools.write import ChainRow
@@ -30,6 +32,7 @@ class FactIn(Schema):
     valid_from: str | None = Field(default=None, max_length=40)
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
     dry_run: bool = Field(default=False, description="Answer the plan and write nothing.")
+    scope: Scope | None = Field(default=None, description=SCOPE_DESCRIPTION)
 
     @field_validator("text")
     @classmethod
@@ -60,6 +63,7 @@ class FactOut(Schema):
     changed: bool  # false for NOOP: the fact was already known as it is
     dry_run: bool = False
     reason: str = ""
+    space: str = ""  # the space it was written to (see `scope`)
 
 
 def _parse_when(value: str) -> datetime:
@@ -79,8 +83,9 @@ def _parse_when(value: str) -> datetime:
 
 @router.post("/memory/facts", response=FactOut)
 def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
+    space = scopes.write_space(request.space, request.user_space, payload.scope)
     result = save_fact(
-        space=request.space,
+        space=space,
         text=payload.text,
         subject=payload.subject,
         predicate=payload.predicate,
@@ -104,6 +109,7 @@ def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
             "dry_run": True,
             "changed": result.action not in ("NOOP", "DROP"),
             "reason": result.reason,
+            "space": space.name,
         }
     if result.item is None:
         if result.action == "DROP":
@@ -120,6 +126,7 @@ def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
         "reasons": result.reasons
         or (list(item.screen_reasons) if item.screen_status != "ok" else []),
         "changed": result.action != "NOOP",
+        "space": space.name,
     }
 
 

@@ -19,8 +19,8 @@ from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
 from memory.models import Space
-from memory.schemas import ResultOut
-from memory.services import core, forget, skill_usage
+from memory.schemas import SCOPE_DESCRIPTION, ResultOut, Scope
+from memory.services import core, forget, scopes, skill_usage
 
 router = Router(tags=["agent tools"])
 
@@ -52,6 +52,7 @@ class MemorySaveIn(Schema):
         max_length=2000,
         description="For replace/remove: a unique part of the existing entry.",
     )
+    scope: Scope | None = Field(default=None, description=SCOPE_DESCRIPTION)
 
 
 class MemorySaveOut(Schema):
@@ -170,6 +171,7 @@ class RememberFactIn(Schema):
     object: str = Field(default="", max_length=500)
     kind: Literal["fact", "preference", "event", "instruction"] = "fact"
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    scope: Scope | None = Field(default=None, description=SCOPE_DESCRIPTION)
 
 
 class RememberFactOut(Schema):
@@ -237,7 +239,7 @@ def save_fact(*, space: Space, source: str, **fields: Any) -> dict[str, Any]:
 
 def _recall(
     *,
-    space: Space,
+    spaces: tuple[Space, ...],
     query: str,
     k: int,
     as_of: datetime | None,
@@ -248,7 +250,7 @@ def _recall(
     from memory.services.recall import recall
 
     response = recall(
-        space=space,
+        spaces=spaces,
         query=query,
         k=k,
         as_of=as_of,
@@ -256,7 +258,7 @@ def _recall(
         include_history=include_history,
         types=types,
     )
-    skill_usage.returned(space_id=space.pk, results=response.results)
+    skill_usage.returned(space_id=spaces[0].pk, results=response.results)
     results = [asdict(r) if is_dataclass(r) else dict(r) for r in response.results]
     return {"results": results, "took_ms": response.took_ms}
 
@@ -266,7 +268,8 @@ def _recall(
 
 @router.post("/memory/save", response=MemorySaveOut)
 def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
-    space = _space(request)
+    scope = scopes.core_scope(payload.block, payload.scope, request.user_space)
+    space = scopes.write_space(request.space, request.user_space, scope)
     if payload.block == "auto":
         if payload.action == "remove":
             needle = payload.old_text or payload.text
@@ -349,13 +352,15 @@ def memory_report(request: SpaceRequest, payload: MemoryReportIn) -> dict[str, A
 
 @router.post("/memory/remember_fact", response=RememberFactOut)
 def remember_fact(request: SpaceRequest, payload: RememberFactIn) -> dict[str, Any]:
-    return save_fact(space=_space(request), source="api", **payload.dict())
+    fields = payload.dict(exclude={"scope"})
+    space = scopes.write_space(request.space, request.user_space, payload.scope)
+    return save_fact(space=space, source="api", **fields)
 
 
 @router.post("/memory/recall_facts", response=RecallAliasOut)
 def recall_facts(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, Any]:
     return _recall(
-        space=_space(request),
+        spaces=request.read_spaces,
         query=payload.query,
         k=payload.k,
         as_of=payload.as_of,
@@ -367,7 +372,7 @@ def recall_facts(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, Any
 @router.post("/memory/search_conversations", response=RecallAliasOut)
 def search_conversations(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, Any]:
     return _recall(
-        space=_space(request),
+        spaces=request.read_spaces,
         query=payload.query,
         k=payload.k,
         as_of=payload.as_of,
@@ -379,7 +384,7 @@ def search_conversations(request: SpaceRequest, payload: RecallAliasIn) -> dict[
 @router.post("/memory/recall_sessions", response=RecallAliasOut)
 def recall_sessions(request: SpaceRequest, payload: RecallAliasIn) -> dict[str, Any]:
     return _recall(
-        space=_space(request),
+        spaces=request.read_spaces,
         query=payload.query,
         k=payload.k,
         as_of=payload.as_of,

@@ -45,7 +45,7 @@ class RecallOut(Schema):
 
 def _answer(request: SpaceRequest, payload: RecallIn) -> RecallResponse:
     response = recall(
-        space=request.space,
+        spaces=request.read_spaces,
         query=payload.query,
         k=payload.k,
         as_of=payload.as_of,

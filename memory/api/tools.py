@@ -29,7 +29,11 @@ def list_tools(request: SpaceRequest, params: Query[ToolsQuery]) -> dict[str, An
 
 
 def context(request: SpaceRequest) -> registry.ToolContext:
-    return registry.ToolContext(space=request.space, actor=f"api:{request.api_key.prefix}")
+    return registry.ToolContext(
+        space=request.space,
+        actor=f"api:{request.api_key.prefix}",
+        user_space=request.user_space,
+    )
 
 
 @router.post("/tools/{name}", response=dict[str, Any])

@@ -136,13 +136,13 @@ def render_recalled(
     return "\n".join([head, *lines, tail])
 
 
-def _start_recall(space: Space, query: str, when: dict[str, Any]) -> Future[Any]:
+def _start_recall(spaces: tuple[Space, ...], query: str, when: dict[str, Any]) -> Future[Any]:
     from memory.services.recall import recall
 
     return _helpers.submit(
         functools.partial(
             recall,
-            space=space,
+            spaces=spaces,
             query=query,
             k=int(settings.ENGRAM["RECALL_K"]),
             # Former facts come too, rendered as history: "where did I live
@@ -213,17 +213,25 @@ def build_context(
     as_of: datetime | None = None,
     known_at: datetime | None = None,
     session_id: str | None = None,
+    user_space: Space | None = None,
 ) -> dict[str, Any]:
+    """`user_space`: the user space the key is linked to. Recall then fuses
+    both spaces, and the user block comes from the user space (identity
+    follows the person); the agent block and environment stay the project's."""
+    from memory.services.scopes import readable
+
     started = time.perf_counter()
     query = (query or "").strip()
     future = None
     if query:
         # Recall starts first so it runs while core memory is read.
         deadline = time.monotonic() + float(settings.ENGRAM["RECALL_TIMEOUT_SECONDS"])
-        future = _start_recall(space, query, {"as_of": as_of, "known_at": known_at})
+        future = _start_recall(
+            readable(space, user_space), query, {"as_of": as_of, "known_at": known_at}
+        )
     budget = int(settings.ENGRAM["CONTEXT_BUDGET_TOKENS"])
 
-    user = core.get_block(space=space, label="user")
+    user = core.get_block(space=user_space or space, label="user")
     agent = core.get_block(space=space, label="agent")
     core_user = _fit_core("user", user, budget)
     left = budget - estimate_tokens(core_user)

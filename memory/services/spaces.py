@@ -55,14 +55,60 @@ def set_host_access(*, space: Space, allowed: bool, actor: str) -> bool:
     return changed
 
 
+class SpaceKindError(ValueError):
+    """A space's kind does not allow what was asked (e.g. linking a project
+    key to a space that is not a user space)."""
+
+
+def _kind(space: Space, kind: str | None, *, created: bool, default: str) -> Space:
+    # An existing space keeps its kind unless one is named: a key made for it
+    # later must not silently turn a person's space into a project's.
+    wanted = kind or (default if created else None)
+    if wanted and wanted != space.kind:
+        if wanted not in Space.Kind.values:
+            raise SpaceKindError(f"kind must be one of {', '.join(Space.Kind.values)}")
+        Space.objects.filter(pk=space.pk).update(kind=wanted)
+        space.kind = wanted
+    return space
+
+
 @transaction.atomic
-def create_api_key(*, space_name: str, name: str = "") -> tuple[ApiKey, str]:
+def create_api_key(
+    *,
+    space_name: str,
+    name: str = "",
+    kind: str | None = None,
+    user_space_name: str | None = None,
+) -> tuple[ApiKey, str]:
     """Create (the space if needed and) a key; returns the row and the only
-    copy of the plain key, which is never stored."""
-    space = get_or_create_space(name=space_name)
+    copy of the plain key, which is never stored. With `user_space_name` the
+    key is linked to that user space (created if needed): the space is then
+    a project space, and reads fuse both."""
+    space, created = Space.objects.get_or_create(
+        name=space_name, defaults={"host_access": space_name == DEFAULT_SPACE}
+    )
+    user_space = None
+    if user_space_name:
+        if user_space_name == space_name:
+            raise SpaceKindError("--user-space must name another space than --space")
+        space = _kind(space, kind, created=created, default=Space.Kind.PROJECT)
+        if space.kind != Space.Kind.PROJECT:
+            raise SpaceKindError(
+                f"space {space_name!r} is a {space.kind} space; only a project space's key "
+                "may be linked to a user space (pass --kind project to make it one)"
+            )
+        user_space, made = Space.objects.get_or_create(name=user_space_name)
+        if not made and user_space.kind != Space.Kind.USER:
+            raise SpaceKindError(
+                f"space {user_space_name!r} is a {user_space.kind} space, not a user space"
+            )
+    else:
+        space = _kind(space, kind, created=created, default=Space.Kind.USER)
     prefix = secrets.token_hex(4)
     plain = f"{KEY_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
-    key = ApiKey.objects.create(space=space, name=name, prefix=prefix, key_hash=_hash(plain))
+    key = ApiKey.objects.create(
+        space=space, user_space=user_space, name=name, prefix=prefix, key_hash=_hash(plain)
+    )
     return key, plain
 
 
@@ -72,7 +118,11 @@ def authenticate(plain: str) -> ApiKey | None:
     if not plain.startswith(KEY_PREFIX) or plain.count("_") < 2:
         return None
     prefix = plain[len(KEY_PREFIX) :].split("_", 1)[0]
-    key = ApiKey.objects.select_related("space").filter(prefix=prefix, revoked_at=None).first()
+    key = (
+        ApiKey.objects.select_related("space", "user_space")
+        .filter(prefix=prefix, revoked_at=None)
+        .first()
+    )
     if key is None or not hmac.compare_digest(key.key_hash, _hash(plain)):
         return None
     now = timezone.now()

@@ -36,7 +36,9 @@ class Accepted:
         return self.turn.screen_status == "flagged"
 
 
-def accept_turns(*, space: Space, turns: list[TurnData]) -> list[Accepted]:
+def accept_turns(
+    *, space: Space, turns: list[TurnData], user_space: Space | None = None
+) -> list[Accepted]:
     """Store turns and their ingest jobs in one transaction; the pipeline task
     is sent after commit. Re-posting a (session_id, ref) returns the stored
     turn and creates nothing.
@@ -46,16 +48,23 @@ def accept_turns(*, space: Space, turns: list[TurnData]) -> list[Accepted]:
     the less it does, the less the workers wait. Should a concurrent request
     store one of the same refs between the lookup and the INSERT (PostgreSQL;
     SQLite's IMMEDIATE transactions exclude it), the whole batch is redone one
-    turn at a time, each in a savepoint that settles such a race on its own."""
+    turn at a time, each in a savepoint that settles such a race on its own.
+
+    `user_space`: the user space the posting key is linked to. Its id goes
+    on each job, so the worker routes the personal facts it extracts there
+    (pipeline.routing); the job knows only the turn's space otherwise."""
+    payload = {"user_space": user_space.pk} if user_space and user_space.pk != space.pk else {}
     now = timezone.now()
     screens = _Screens(space, turns)
     try:
         with transaction.atomic():
-            accepted, new_jobs = _accept_batch(space=space, turns=turns, now=now, screens=screens)
+            accepted, new_jobs = _accept_batch(
+                space=space, turns=turns, now=now, screens=screens, payload=payload
+            )
     except IntegrityError:
         with transaction.atomic():
             accepted, new_jobs = _accept_one_by_one(
-                space=space, turns=turns, now=now, screens=screens
+                space=space, turns=turns, now=now, screens=screens, payload=payload
             )
     return accepted
 
@@ -226,7 +235,12 @@ def stored_reasons(*, space: Space, turns: list[Turn]) -> dict[int, list[str]]:
 
 
 def _accept_batch(
-    *, space: Space, turns: list[TurnData], now: datetime, screens: _Screens
+    *,
+    space: Space,
+    turns: list[TurnData],
+    now: datetime,
+    screens: _Screens,
+    payload: dict[str, Any],
 ) -> tuple[list[Accepted], list[int]]:
     sessions = _sessions(space=space, turns=turns, now=now)
     refs = {data.ref for data in turns if data.ref is not None}
@@ -263,7 +277,13 @@ def _accept_batch(
     _quarantine(space=space, accepted=accepted, before=before)
     jobs = IngestJob.objects.bulk_create(
         [
-            IngestJob(space=space, turn=turn, kind="turn", idempotency_key=f"turn:{turn.pk}")
+            IngestJob(
+                space=space,
+                turn=turn,
+                kind="turn",
+                idempotency_key=f"turn:{turn.pk}",
+                payload=payload,
+            )
             for turn in new_turns
         ]
     )
@@ -273,7 +293,12 @@ def _accept_batch(
 
 
 def _accept_one_by_one(
-    *, space: Space, turns: list[TurnData], now: datetime, screens: _Screens
+    *,
+    space: Space,
+    turns: list[TurnData],
+    now: datetime,
+    screens: _Screens,
+    payload: dict[str, Any],
 ) -> tuple[list[Accepted], list[int]]:
     sessions = _sessions(space=space, turns=turns, now=now)
     accepted: list[Accepted] = []
@@ -305,7 +330,11 @@ def _accept_one_by_one(
             accepted.append(Accepted(turn=turn, created=False))
             continue
         job = IngestJob.objects.create(
-            space=space, turn=turn, kind="turn", idempotency_key=f"turn:{turn.pk}"
+            space=space,
+            turn=turn,
+            kind="turn",
+            idempotency_key=f"turn:{turn.pk}",
+            payload=payload,
         )
         new_jobs.append(job.pk)
         accepted.append(Accepted(turn=turn, created=True, reasons=reasons))

@@ -9,7 +9,23 @@ from pydantic import Field
 
 from memory.errors import NotFound
 from memory.models import MemoryItem, Space
-from memory.tools.registry import ToolResult
+from memory.schemas import SCOPE_DESCRIPTION, Scope
+from memory.services import scopes
+from memory.tools.registry import ToolContext, ToolResult
+
+SCOPE = Field(default=None, description=SCOPE_DESCRIPTION)
+
+
+def in_scope(ctx: ToolContext, scope: str | None) -> ToolContext:
+    """The context a write with this `scope` runs in: the same caller, its
+    space the one the scope names (a 400 for "user" without a link)."""
+    space = scopes.write_space(ctx.space, ctx.user_space, scope)
+    if space.pk == ctx.space.pk:
+        return ctx
+    return ToolContext(space=space, actor=ctx.actor)
+
+
+__all__ = ["SCOPE", "Scope", "in_scope"]
 
 ResultType = Literal["fact", "turn", "summary", "insight", "skill", "doc"]
 ItemId = str

@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from engram_site import ratelimit
 from memory.errors import EngramError
 from memory.models import ApiKey
+from memory.services.scopes import linked_user_space
 from memory.tools import registry
 
 INSTRUCTIONS = (
@@ -190,6 +191,7 @@ def build_server(context_for: ContextFor) -> Server[Any]:
                 space=tool_ctx.space,
                 query=arguments.get("query", ""),
                 session_id=arguments.get("session_id") or None,
+                user_space=tool_ctx.user_space,
             )
         )
         return types.GetPromptResult(
@@ -239,7 +241,9 @@ async def _from_request(ctx: ServerRequestContext[Any]) -> registry.ToolContext:
         from mcp.shared.exceptions import MCPError
 
         raise MCPError(code=types.INVALID_REQUEST, message="missing API key")
-    return registry.ToolContext(space=key.space, actor=f"mcp:{key.prefix}")
+    return registry.ToolContext(
+        space=key.space, actor=f"mcp:{key.prefix}", user_space=linked_user_space(key)
+    )
 
 
 def _host_allowed(value: str) -> bool:

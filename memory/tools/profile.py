@@ -9,8 +9,8 @@ from pydantic import Field, model_validator
 
 from engram_site.bounds import INT64_MAX
 from memory.errors import Invalid
-from memory.services import core
-from memory.tools._common import DRY_RUN
+from memory.services import core, scopes
+from memory.tools._common import DRY_RUN, in_scope
 from memory.tools.registry import ToolArgs, ToolContext, ToolResult, tool
 
 
@@ -74,6 +74,8 @@ class ProfileOut(ToolResult):
     ),
 )
 def memory_profile(ctx: ToolContext, args: ProfileIn) -> dict[str, Any]:
+    # The user block of a linked key is the user space's: the one /context shows.
+    ctx = in_scope(ctx, scopes.core_scope(args.block, None, ctx.user_space))
     block = core.get_block(space=ctx.space, label=args.block)
     if args.action == "edit" and not args.dry_run:
         block = core.set_text(

@@ -40,6 +40,15 @@ class ToolContext:
 
     space: Space
     actor: str
+    # A key linked to a user space (memory.services.scopes): reads fuse both,
+    # writes may ask for scope "user". Empty/None: the one space.
+    user_space: Space | None = None
+
+    @property
+    def read_spaces(self) -> tuple[Space, ...]:
+        from memory.services.scopes import readable
+
+        return readable(self.space, self.user_space)
 
 
 A = TypeVar("A", bound=ToolArgs)

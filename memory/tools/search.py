@@ -137,7 +137,7 @@ def live_batch(*, space: Any, batch_id: str) -> SearchBatch | None:
 )
 def memory_search(ctx: ToolContext, args: SearchIn) -> dict[str, Any]:
     response = recall(
-        space=ctx.space,
+        spaces=ctx.read_spaces,
         query=args.query,
         k=args.k,
         as_of=args.as_of,
@@ -285,7 +285,7 @@ class AliasOut(ToolResult):
 
 def _alias(ctx: ToolContext, args: AliasIn, types: list[str]) -> dict[str, Any]:
     response = recall(
-        space=ctx.space,
+        spaces=ctx.read_spaces,
         query=args.query,
         k=args.k,
         as_of=args.as_of,

@@ -17,10 +17,20 @@ from engram_site.bounds import Instant
 from memory.errors import EngramError, Invalid
 from memory.models import Entity, MemoryItem
 from memory.screening import screen_strict
-from memory.services import audit, core, curation, facts, forget, graph
+from memory.services import audit, core, curation, facts, forget, graph, scopes
 from memory.services.imports import history
 from memory.services.imports import jobs as import_jobs
-from memory.tools._common import AS_OF, DRY_RUN, KNOWN_AT, ItemOut, item_or_404, item_out
+from memory.tools._common import (
+    AS_OF,
+    DRY_RUN,
+    KNOWN_AT,
+    SCOPE,
+    ItemOut,
+    Scope,
+    in_scope,
+    item_or_404,
+    item_out,
+)
 from memory.tools.registry import ToolArgs, ToolContext, ToolResult, tool
 
 FactKind = Literal["fact", "preference", "event", "instruction"]
@@ -85,6 +95,7 @@ class SaveIn(ToolArgs):
         max_length=10,
         description="block=auto only: up to 10 facts in one call, each with its own outcome.",
     )
+    scope: Scope | None = SCOPE
     dry_run: bool = DRY_RUN
 
     @model_validator(mode="after")
@@ -139,6 +150,7 @@ class SaveOut(ToolResult):
     ),
 )
 def memory_save(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
+    ctx = in_scope(ctx, scopes.core_scope(args.block, args.scope, ctx.user_space))
     if args.block != "auto":
         return _save_core(ctx, args)
     if args.action == "remove":
@@ -260,6 +272,7 @@ class RememberIn(ToolArgs):
     object: str = Field(default="", max_length=500)
     kind: FactKind = "fact"
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    scope: Scope | None = SCOPE
     dry_run: bool = DRY_RUN
 
 
@@ -273,8 +286,8 @@ class RememberIn(ToolArgs):
     examples=({"text": "The user is allergic to peanuts.", "kind": "fact"},),
 )
 def remember_fact(ctx: ToolContext, args: RememberIn) -> dict[str, Any]:
-    fields = args.model_dump(exclude={"dry_run"})
-    return _fact(ctx, dry_run=args.dry_run, **fields)
+    fields = args.model_dump(exclude={"dry_run", "scope"})
+    return _fact(in_scope(ctx, args.scope), dry_run=args.dry_run, **fields)
 
 
 # --- memory_update ----------------------------------------------------------------------------

@@ -182,18 +182,68 @@ def test_no_other_caller_reaches_the_first_space(first_space, client_for, method
     assert revoked.status_code == 401, (revoked.status_code, revoked.content[:200])
 
     _, other_plain = create_api_key(space_name="second")
-    other = _call(client_for(other_plain), method, *request)
-    assert other.status_code < 500, other.content[:300]
-    assert CANARY.lower() not in other.content.decode("utf-8", "replace").lower(), other.content[
-        :400
-    ]
+    # A key linked to a user space reads two spaces; the first is neither.
+    _, linked_plain = create_api_key(space_name="second-project", user_space_name="second-user")
     names_an_id = any(
         p["in"] == "path" and p["name"] in ids and p["name"] not in ("label", "name")
         for p in op.get("parameters", [])
     )
     body = request[2] or {}
-    if names_an_id or "item_id" in body:
-        assert other.status_code in (403, 404), (other.status_code, other.content[:200])
-    for response in (anonymous, revoked, other):
+    others = [_call(client_for(plain), method, *request) for plain in (other_plain, linked_plain)]
+    for other in others:
+        assert other.status_code < 500, other.content[:300]
+        text = other.content.decode("utf-8", "replace").lower()
+        assert CANARY.lower() not in text, other.content[:400]
+        if names_an_id or "item_id" in body:
+            assert other.status_code in (403, 404), (other.status_code, other.content[:200])
+    for response in (anonymous, revoked, *others):
         assert response["Content-Type"].startswith("application/json")
     assert _export(first_space["client"]) == before
+
+
+LINKED_WORD = "Brambleknot"  # in the linked pair's two spaces, and in the first
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/api/v1/recall"),
+        ("POST", "/api/v1/memory/search"),
+        ("POST", "/api/v1/tools/memory_search"),
+        ("POST", "/api/v1/memory/recall_facts"),
+        ("GET", "/api/v1/context"),
+    ],
+)
+@pytest.mark.django_db(transaction=True)  # /context recalls on a helper connection
+def test_a_linked_pair_sees_both_and_never_a_third(client_for, method, path):  # type: ignore[no-untyped-def]
+    _, first_plain = create_api_key(space_name="first")
+    _, user_plain = create_api_key(space_name="pair-user")
+    _, project_plain = create_api_key(space_name="pair-project", user_space_name="pair-user")
+    for plain, text in (
+        (first_plain, f"The {LINKED_WORD} in the first space is {CANARY}"),
+        (user_plain, f"The {LINKED_WORD} of the user is copper"),
+        (project_plain, f"The {LINKED_WORD} of the project is brass"),
+    ):
+        _post(client_for(plain), "/api/v1/memory/facts", {"text": text})
+    query = f"{LINKED_WORD} {CANARY}"
+    project = client_for(project_plain)
+    if method == "GET":
+        answer = project.get(path, {"query": query})
+    else:
+        answer = _call(project, method, path, {}, {"query": query, "k": 20})
+    assert answer.status_code == 200, answer.content[:300]
+    text = answer.content.decode()
+    assert "copper" in text and "brass" in text, text[:600]
+    assert CANARY not in text.replace(query, ""), text[:600]
+    if method == "POST" and path != "/api/v1/memory/recall_facts":
+        assert {r["space"] for r in answer.json()["results"]} == {"pair-user", "pair-project"}
+    # An id from the first space is still not found through the linked key.
+    first_item = str(MemoryItem.objects.get(space__name="first").pk)
+    missing = _call(
+        project,
+        "POST",
+        "/api/v1/tools/memory_update",
+        {},
+        {"id": first_item, "text": "probe", "dry_run": True},
+    )
+    assert missing.status_code == 404, missing.content[:200]

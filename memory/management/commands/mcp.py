@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from memory.services.scopes import linked_user_space
 from memory.services.spaces import authenticate, get_or_create_space
 from memory.tools.mcp import serve_stdio
 from memory.tools.registry import ToolContext
@@ -27,7 +28,9 @@ class Command(BaseCommand):
             key = authenticate(options["key"])
             if key is None:
                 raise CommandError("missing, unknown or revoked API key")
-            ctx = ToolContext(space=key.space, actor=f"mcp:{key.prefix}")
+            ctx = ToolContext(
+                space=key.space, actor=f"mcp:{key.prefix}", user_space=linked_user_space(key)
+            )
         else:
             space = get_or_create_space(name=options["space"])
             ctx = ToolContext(space=space, actor="mcp:stdio")

@@ -22,7 +22,7 @@ from memory.errors import EngramError
 from memory.models import Adjudication, AuditEvent, IngestJob, MemoryItem, Turn
 from memory.screening import screen_fact
 from memory.services import audit, facts, identity, outbox
-from memory.services.pipeline import extract, resolve, retrieve, salience
+from memory.services.pipeline import extract, resolve, retrieve, routing, salience
 from memory.services.pipeline.candidates import Candidate
 
 log = logging.getLogger(__name__)
@@ -122,24 +122,34 @@ def process(job: IngestJob) -> dict[str, Any]:
             c.text = screened.text
             if screened.flagged:
                 flagged[i] = screened.reasons
+        # Scope routing: with a linked user space, personal facts are
+        # retrieved against, resolved in and written to that space.
+        user_space = routing.linked_space(job.payload, space)
+        routes = routing.split(candidates, home=space, user_space=user_space)
         # 3. retrieve-similar
-        neighbours = [
-            [] if i in flagged else retrieve.similar(space=space, candidate=c)
-            for i, c in enumerate(candidates)
-        ]
+        neighbours = {
+            i: [] if i in flagged else retrieve.similar(space=route.space, candidate=c)
+            for route in routes
+            for i, c in zip(route.indexes, route.candidates, strict=True)
+        }
         # 4. resolution
-        decisions = resolve.resolve(
-            space=space,
-            candidates=candidates,
-            neighbours=neighbours,
-            use_llm=extractor == "llm",
-        )
+        decisions = {
+            route.scope: resolve.resolve(
+                space=route.space,
+                candidates=route.candidates,
+                neighbours=[neighbours[i] for i in route.indexes],
+                use_llm=extractor == "llm",
+            )
+            for route in routes
+        }
     result.update(
         skip_reason="",
         extractor=extractor,
         candidates=len(candidates),
         llm_calls=calls.calls,
     )
+    if user_space is not None:
+        result["routing"] = routing.summary(routes, home=space, user_space=user_space)
 
     prov = facts.Provenance(
         source="chat",
@@ -149,14 +159,20 @@ def process(job: IngestJob) -> dict[str, Any]:
         turn=turn,
         said_at=turn.ts,
     )
+    # A fact routed to the user space keeps no link to the project's session
+    # or turn: every project linked to that user space reads it, and none of
+    # them may learn another project's conversations from it.
+    personal_prov = facts.Provenance(source="chat", actor="pipeline", said_at=turn.ts)
     actions: list[dict[str, Any]] = []
-    new_items: list[int] = []
+    new_items: dict[int, list[int]] = {route.space.pk: [] for route in routes}
     with transaction.atomic():
         # First: the UPDATE takes the job row, so a rival worker waits on it,
         # then finds the job done and rolls back. Then this space's fact
-        # writers take turns (see facts.lock_space_writes).
+        # writers take turns (see facts.lock_space_writes), the spaces always
+        # in one order so two routed jobs cannot wait on each other.
         _finish(job, result)
-        facts.lock_space_writes(space)
+        for locked in sorted((r.space for r in routes), key=lambda s: s.pk):
+            facts.lock_space_writes(locked)
         if turn.skip_reason != "":  # not judged yet (None), or once skipped
             Turn.objects.filter(pk=turn.pk).update(skip_reason="")
         steps = [
@@ -168,13 +184,18 @@ def process(job: IngestJob) -> dict[str, Any]:
                 candidates=len(candidates),
                 llm_calls=calls.calls,
             ),
-            _step(turn, "retrieve", neighbours=[[n.pk for n in nb] for nb in neighbours]),
+            _step(
+                turn,
+                "retrieve",
+                neighbours=[[n.pk for n in neighbours[i]] for i in range(len(candidates))],
+            ),
         ]
         linked = 0
         core_changed = 0
         adjudications: list[Adjudication] = []
         # The events the writes record go into the one INSERT below.
         with audit.batched() as events:
+<<<<<<< HEAD
             for i, decision in enumerate(decisions):
                 if i in flagged:
                     res = facts.quarantine(
@@ -191,18 +212,37 @@ def process(job: IngestJob) -> dict[str, Any]:
                     adjudications.append(decision.adjudication)
                 actions.append(
                     {
+=======
+            for route in routes:
+                target = route.space
+                route_prov = prov if target.pk == space.pk else personal_prov
+                for i, decision in zip(route.indexes, decisions[route.scope], strict=True):
+                    if i in flagged:
+                        res = facts.quarantine(
+                            space=target,
+                            candidate=decision.candidate,
+                            reasons=flagged[i],
+                            prov=route_prov,
+                        )
+                    else:
+                        res = facts.apply(space=target, decision=decision, prov=route_prov)
+                    item = res.item
+                    action = {
+>>>>>>> h15b
                         "action": res.action,
                         "item": item.pk if item else None,
                         "superseded": res.superseded,
                         "reason": res.reason,
                     }
-                )
-                if item is not None and res.action in ("ADD", "UPDATE") and item.is_live:
-                    # 5. graph, 6. core-memory proposal
-                    linked += facts.link_item(space=space, item=item)
-                    core_changed += int(_core(space=space, item=item))
-                if item is not None and res.action in ("ADD", "UPDATE", "DEFER"):
-                    new_items.append(item.pk)
+                    if "routing" in result:
+                        action["scope"] = route.scope
+                    actions.append(action)
+                    if item is not None and res.action in ("ADD", "UPDATE") and item.is_live:
+                        # 5. graph, 6. core-memory proposal
+                        linked += facts.link_item(space=target, item=item)
+                        core_changed += int(_core(space=target, item=item))
+                    if item is not None and res.action in ("ADD", "UPDATE", "DEFER"):
+                        new_items[target.pk].append(item.pk)
         steps.append(_step(turn, "graph", relations=linked))
         steps.append(_step(turn, "core_proposal", changed=core_changed))
         # The per-step trail and what the writes recorded, in one INSERT: it
@@ -215,7 +255,11 @@ def process(job: IngestJob) -> dict[str, Any]:
     # 7. embedding, outside the transaction (network): the new items and the
     # turn itself, which recall's vector channel ranks too. A failing backend
     # never fails the job; the background catch-up embeds what is missing.
-    embedded = embeddings.index_written(space_id=space.pk, item_ids=new_items, turn_ids=[turn.pk])
+    for space_pk, item_ids in new_items.items():
+        if space_pk != space.pk and item_ids:
+            embeddings.index_written(space_id=space_pk, item_ids=item_ids, turn_ids=[])
+    home_items = new_items.get(space.pk, [])
+    embedded = embeddings.index_written(space_id=space.pk, item_ids=home_items, turn_ids=[turn.pk])
     if embedded:  # empty when embeddings are off: nothing to record
         audit.record(
             space=space,
@@ -223,7 +267,7 @@ def process(job: IngestJob) -> dict[str, Any]:
             target_type="turn",
             target_id=turn.pk,
             actor="pipeline",
-            items=new_items,
+            items=home_items,
             **embedded,
         )
     return result

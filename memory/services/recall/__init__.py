@@ -22,8 +22,10 @@ from __future__ import annotations
 import functools
 import math
 import time
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import zip_longest
 
 from django.conf import settings
 from django.utils import timezone
@@ -98,7 +100,8 @@ def _pool(k: int) -> int:
 
 def recall(
     *,
-    space: Space,
+    space: Space | None = None,
+    spaces: Sequence[Space] = (),
     query: str,
     k: int = 8,
     as_of: datetime | None = None,
@@ -107,6 +110,12 @@ def recall(
     types: list[str] | None = None,
     rewrite: bool = False,
 ) -> RecallResponse:
+    """The best k results over the readable spaces: `spaces` (a linked key's
+    own space first, then its user space; memory.services.scopes.readable),
+    or the one `space`. Each result is labelled with the space it is from."""
+    readable = tuple(spaces) or ((space,) if space is not None else ())
+    if not readable:
+        raise TypeError("recall() needs space or spaces")
     started = time.perf_counter()
     started_clock = time.monotonic()
     when = TimeView(as_of=as_of, known_at=known_at, history=include_history)
@@ -115,31 +124,66 @@ def recall(
     if not query_terms(query) or k <= 0:
         return RecallResponse([], (time.perf_counter() - started) * 1000, degraded)
     pool = _pool(k)
-    pending = rewrite_queries.start(space, query) if rewrite else None
-    rankings = _keyword_rankings(space=space, query=query, pool=pool, when=when, wanted=wanted)
+    # The rewrite is one LLM call for the request, counted against the key's
+    # own space; its queries then search every readable space.
+    pending = rewrite_queries.start(readable[0], query) if rewrite else None
+    per_space = [
+        _keyword_rankings(space=s, query=query, pool=pool, when=when, wanted=wanted)
+        for s in readable
+    ]
     if pending is not None:
         alternatives = rewrite_queries.collect(pending, started=started_clock)
         if alternatives is None:
             degraded.append("rewrite")
         for n, alternative in enumerate(alternatives or [], start=1):
-            rankings += [
-                replace(r, channel=f"{r.channel}~{n}", weight=r.weight * rewrite_queries.WEIGHT)
-                for r in _keyword_rankings(
-                    space=space, query=alternative, pool=pool, when=when, wanted=wanted
-                )
-            ]
+            for s, rankings in zip(readable, per_space, strict=True):
+                rankings += [
+                    replace(r, channel=f"{r.channel}~{n}", weight=r.weight * rewrite_queries.WEIGHT)
+                    for r in _keyword_rankings(
+                        space=s, query=alternative, pool=pool, when=when, wanted=wanted
+                    )
+                ]
     if embeddings.enabled():
         try:
-            rankings.append(
-                channels.vector(
-                    space_id=space.pk, query=query, limit=pool, when=when, others=rankings
+            for s, rankings in zip(readable, per_space, strict=True):
+                rankings.append(
+                    channels.vector(
+                        space_id=s.pk, query=query, limit=pool, when=when, others=rankings
+                    )
                 )
-            )
         except (embeddings.EmbeddingsUnavailable, ImportError):
             degraded.append("vector")
-    fused = fuse(rankings)
-    results = _materialise(space=space, fused=fused, k=k, when=when, wanted=wanted, query=query)
+    fused = fuse(per_space[0] if len(per_space) == 1 else merge_spaces(per_space))
+    results = _materialise(spaces=readable, fused=fused, k=k, when=when, wanted=wanted, query=query)
     return RecallResponse(results, (time.perf_counter() - started) * 1000, degraded)
+
+
+def merge_spaces(per_space: list[list[Ranking]]) -> list[Ranking]:
+    """One ranking per channel over several spaces, so fusion ranks them all
+    at once: a channel's lists are merged by their raw scores where every
+    candidate has one (BM25 and cosine scores are on one scale across
+    spaces), else taken in turns. Keys never collide: ids are table-wide."""
+    by_channel: dict[str, list[Ranking]] = {}
+    for rankings in per_space:
+        for r in rankings:
+            by_channel.setdefault(r.channel, []).append(r)
+    merged: list[Ranking] = []
+    for channel, parts in by_channel.items():
+        raw = {key: score for r in parts for key, score in r.raw.items()}
+        if all(key in raw for r in parts for key in r.keys):
+            keys = sorted((key for r in parts for key in r.keys), key=lambda key: -raw[key])
+        else:
+            keys = [key for row in zip_longest(*(r.keys for r in parts)) for key in row if key]
+        merged.append(
+            Ranking(
+                channel=channel,
+                weight=max(r.weight for r in parts),
+                keys=keys,
+                types=frozenset().union(*(r.types for r in parts)),
+                raw=raw,
+            )
+        )
+    return merged
 
 
 def _keyword_rankings(
@@ -182,38 +226,37 @@ def _fact_rankings(
 FORMER_FACT_FACTOR = 0.5
 
 
-def _materialise(
-    *,
+@dataclass(slots=True)
+class _Loaded:
+    """One space's rows for the fused head, and the context to judge them."""
+
+    ctx: _Context
+    items: dict[int, rows.ItemRow]
+    turns: dict[int, rows.TurnRow]
+    summaries: dict[int, rows.SummaryRow]
+    skills: dict[int, rows.SkillRow]
+    stated: dict[int, list[rows.Statement]]
+
+
+def _load(
     space: Space,
-    fused: list[Fused],
-    k: int,
+    ids: dict[str, list[int]],
+    *,
     when: TimeView,
-    wanted: set[str],
+    now: datetime,
+    windows: list[dates.Window],
     query: str,
-) -> list[Result]:
-    """Load the candidates' rows, drop what the temporal filter rejects, apply
-    the boosts, and keep the best k."""
-    # Boosts can lift a candidate by up to ~2.9x (a date named in the query
-    # doubles a score; importance, frequency and recency add the rest), so
-    # the head is a generous count rather than a cut at the k-th score.
-    head = fused[: max(k * 6, 60)]
-    ids: dict[str, list[int]] = {"item": [], "turn": [], "summary": [], "skill": []}
-    for f in head:
-        ids[f.key[0]].append(f.key[1])
+) -> _Loaded:
+    # Every loader filters by the space: an id is only ever found in the
+    # space it belongs to, which is what keeps unreadable spaces out.
     items = rows.items(space.pk, ids["item"])
     turns = rows.turns(space.pk, ids["turn"], when=when)
-    summaries = rows.summaries(space.pk, ids["summary"])
-    skills = rows.skills(space.pk, ids["skill"], when=when)
     stated = rows.statements(list(turns))
     revisions = (
         rows.revisions(set(items) | {s.item_id for ss in stated.values() for s in ss})
         if when.known_at is not None
         else {}
     )
-
-    now = timezone.now()
-    at = when.instant(now)
-    windows = dates.windows(query, now=at)
     weights = (
         termstats.query_weights(
             {termstats.stem(t) for t in query_terms(query) if len(t) > 1},
@@ -230,20 +273,71 @@ def _materialise(
         space=space.name,
         weights=weights,
     )
+    return _Loaded(
+        ctx=ctx,
+        items=items,
+        turns=turns,
+        summaries=rows.summaries(space.pk, ids["summary"]),
+        skills=rows.skills(space.pk, ids["skill"], when=when),
+        stated=stated,
+    )
+
+
+def _owner(loaded: list[_Loaded], key: Key) -> _Loaded | None:
+    """The readable space a fused candidate's row was found in: ids are
+    table-wide, so at most one holds it; none when its row is gone."""
+    kind, pk = key
+    for part in loaded:
+        table: Collection[int] = {
+            "item": part.items.keys(),
+            "turn": part.turns.keys(),
+            "summary": part.summaries.keys(),
+            "skill": part.skills.keys(),
+        }[kind]
+        if pk in table:
+            return part
+    return None
+
+
+def _materialise(
+    *,
+    spaces: Sequence[Space],
+    fused: list[Fused],
+    k: int,
+    when: TimeView,
+    wanted: set[str],
+    query: str,
+) -> list[Result]:
+    """Load the candidates' rows, drop what the temporal filter rejects, apply
+    the boosts, and keep the best k."""
+    # Boosts can lift a candidate by up to ~2.9x (a date named in the query
+    # doubles a score; importance, frequency and recency add the rest), so
+    # the head is a generous count rather than a cut at the k-th score.
+    head = fused[: max(k * 6, 60)]
+    ids: dict[str, list[int]] = {"item": [], "turn": [], "summary": [], "skill": []}
+    for f in head:
+        ids[f.key[0]].append(f.key[1])
+    now = timezone.now()
+    windows = dates.windows(query, now=when.instant(now))
+    loaded = [_load(s, ids, when=when, now=now, windows=windows, query=query) for s in spaces]
     scored: list[tuple[float, Key, Result]] = []
     for f in head:
         kind, pk = f.key
+        part = loaded[0] if len(loaded) == 1 else _owner(loaded, f.key)
+        if part is None:
+            continue
+        ctx = part.ctx
         found: tuple[float, Result] | None
         if kind == "item":
-            found = _item_result(f, items.get(pk), ctx)
+            found = _item_result(f, part.items.get(pk), ctx)
             if found is not None and found[1].type not in wanted:
                 found = None
         elif kind == "turn":
-            found = _turn_result(f, turns.get(pk), ctx, stated.get(pk, []))
+            found = _turn_result(f, part.turns.get(pk), ctx, part.stated.get(pk, []))
         elif kind == "skill":
-            found = _skill_result(f, skills.get(pk), ctx)
+            found = _skill_result(f, part.skills.get(pk), ctx)
         else:
-            found = _summary_result(f, summaries.get(pk), ctx)
+            found = _summary_result(f, part.summaries.get(pk), ctx)
         if found is not None:
             scored.append((found[0], f.key, found[1]))
     _below_successors(scored)

@@ -29,7 +29,7 @@ import re
 from datetime import datetime
 
 from memory.services.pipeline.candidates import Candidate
-from memory.services.pipeline.rules import dates
+from memory.services.pipeline.rules import dates, project
 from memory.services.pipeline.rules import lexicon as lx
 from memory.services.pipeline.rules.builders import _INSTRUCTION, _instruction
 from memory.services.pipeline.rules.events import _event
@@ -167,6 +167,8 @@ def extract(text: str, *, now: datetime) -> list[Candidate]:
             if not facts:
                 event = _event(clause, t)
                 facts = [event] if event else []
+            if not facts:
+                facts = project.facts(clause)
             if facts and _NOT_ANYMORE_TAIL.search(clause):
                 facts = [
                     c if c.retract else _retraction(c.predicate, c.object, subject=c.subject)
