@@ -195,24 +195,6 @@ def process(job: IngestJob) -> dict[str, Any]:
         adjudications: list[Adjudication] = []
         # The events the writes record go into the one INSERT below.
         with audit.batched() as events:
-<<<<<<< HEAD
-            for i, decision in enumerate(decisions):
-                if i in flagged:
-                    res = facts.quarantine(
-                        space=space, candidate=decision.candidate, reasons=flagged[i], prov=prov
-                    )
-                else:
-                    res = facts.apply(space=space, decision=decision, prov=prov)
-                item = res.item
-                if decision.adjudication is not None:
-                    # What was written, which apply may have changed (a
-                    # duplicate added meanwhile becomes a NOOP).
-                    decision.adjudication.item = item
-                    decision.adjudication.action = res.action
-                    adjudications.append(decision.adjudication)
-                actions.append(
-                    {
-=======
             for route in routes:
                 target = route.space
                 route_prov = prov if target.pk == space.pk else personal_prov
@@ -227,8 +209,13 @@ def process(job: IngestJob) -> dict[str, Any]:
                     else:
                         res = facts.apply(space=target, decision=decision, prov=route_prov)
                     item = res.item
+                    if decision.adjudication is not None:
+                        # What was written, which apply may have changed (a
+                        # duplicate added meanwhile becomes a NOOP).
+                        decision.adjudication.item = item
+                        decision.adjudication.action = res.action
+                        adjudications.append(decision.adjudication)
                     action = {
->>>>>>> h15b
                         "action": res.action,
                         "item": item.pk if item else None,
                         "superseded": res.superseded,
