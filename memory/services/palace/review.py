@@ -1,0 +1,115 @@
+"""Spaced repetition (SM-2) over palace entries.
+
+An entry under review scheduling has a due date. Each graded recall
+(0-5) advances it: the first good recall comes back in 1 day, the second
+in 6, then the previous interval times the ease; a grade below 3 starts
+over at 1 day. The ease moves by the SM-2 formula, never below 1.3.
+The queue shows coordinates and placards, never the entry's text: the
+point is to recall it before looking (memory_review reveals it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from memory.models import MemoryItem, PalaceEntry, Space
+from memory.services.palace import rooms, slots
+
+EASE_FLOOR = 1.3
+PASS = 3
+# memory_report's outcome, read as a grade: it worked (4, recalled with
+# some effort), it misled (1, wrong but familiar).
+OUTCOME_GRADE = {"success": 4, "failure": 1}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    interval_days: int = 0
+    ease: float = 2.5
+    repetitions: int = 0
+
+
+def sm2(current: Schedule, grade: int) -> Schedule:
+    if not 0 <= grade <= 5:
+        raise ValueError(f"grade must be 0..5, not {grade}")
+    if grade >= PASS:
+        if current.repetitions == 0:
+            interval = 1
+        elif current.repetitions == 1:
+            interval = 6
+        else:
+            interval = round(current.interval_days * current.ease)
+        repetitions = current.repetitions + 1
+    else:
+        interval, repetitions = 1, 0
+    miss = 5 - grade
+    ease = max(EASE_FLOOR, current.ease + 0.1 - miss * (0.08 + miss * 0.02))
+    return Schedule(interval_days=max(1, interval), ease=round(ease, 4), repetitions=repetitions)
+
+
+def entry_for(item: MemoryItem) -> PalaceEntry | None:
+    entry = PalaceEntry.objects.filter(item=item).first()
+    if entry is None and item.is_live:
+        entry = slots.place_item(item, enrol=False)
+    return entry
+
+
+def record(*, entry: PalaceEntry, grade: int, at: datetime | None = None) -> PalaceEntry:
+    """Apply one graded recall; enrols the entry if it was not scheduled
+    (grading it is practising it)."""
+    now = at or timezone.now()
+    nxt = sm2(Schedule(entry.interval_days, entry.ease, entry.repetitions), grade)
+    entry.interval_days = nxt.interval_days
+    entry.ease = nxt.ease
+    entry.repetitions = nxt.repetitions
+    entry.reviewed_at = now
+    entry.due_at = now + timedelta(days=nxt.interval_days)
+    entry.save(update_fields=["interval_days", "ease", "repetitions", "reviewed_at", "due_at"])
+    return entry
+
+
+def _live_scheduled(space: Space) -> Any:
+    return PalaceEntry.objects.filter(
+        space=space,
+        due_at__isnull=False,
+        item__status=MemoryItem.Status.ACTIVE,
+        item__expired_at=None,
+        item__screen_status=MemoryItem.Screen.OK,
+    )
+
+
+def due_count(space: Space, *, at: datetime | None = None) -> int:
+    return int(_live_scheduled(space).filter(due_at__lte=at or timezone.now()).count())
+
+
+def queue(
+    space: Space, *, limit: int, include_not_due: bool, at: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Due entries, most overdue first: coordinates, placard, days overdue
+    (negative: not due yet). No body text, by construction: the text
+    column is never read."""
+    now = at or timezone.now()
+    rows = _live_scheduled(space)
+    if not include_not_due:
+        rows = rows.filter(due_at__lte=now)
+    out = []
+    for e in rows.order_by("due_at", "id").only(
+        "id", "item_id", "wing", "room_no", "slot", "placard", "due_at", "repetitions"
+    )[:limit]:
+        assert e.due_at is not None
+        out.append(
+            {
+                "id": str(e.item_id),
+                "coordinate": rooms.coordinate(e.wing, e.room_no, e.slot),
+                "room": rooms.room_name(e.wing, e.room_no),
+                "slot": e.slot,
+                "placard": e.placard,
+                "due_at": e.due_at,
+                "days_overdue": round((now - e.due_at).total_seconds() / 86400, 2),
+                "repetitions": e.repetitions,
+            }
+        )
+    return out

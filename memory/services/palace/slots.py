@@ -1,0 +1,198 @@
+"""Slotting: pin an entry to room#slot when it is written.
+
+Rooms of a wing fill in order, so only the newest room of a wing ever has
+a free slot: a room, once full, stays full (a forgotten entry leaves its
+slot empty, never reused). A topic (the entry's subject) goes back to the
+room holding its other entries while that room has space; otherwise the
+entry takes the next slot of the newest room, or opens the next room.
+
+One aggregate query reads the wing's rooms, one reads the placards the new
+one is scored against, one INSERT writes the row."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from memory.services.palace import placards, rooms
+
+FIRST_REVIEW = timedelta(days=1)
+
+
+def choose(wing_rooms: list[dict[str, Any]], *, capacity: int) -> tuple[int, int]:
+    """(room_no, slot) from the wing's rooms: [{room_no, top, mine}] with
+    `top` the highest slot taken and `mine` the topic's entries there."""
+    if not wing_rooms:
+        return 1, 1
+    with_space = [r for r in wing_rooms if int(r["top"]) < capacity]
+    topical = sorted(
+        (r for r in with_space if r["mine"]), key=lambda r: (-int(r["mine"]), r["room_no"])
+    )
+    if topical:
+        room = topical[0]
+        return int(room["room_no"]), int(room["top"]) + 1
+    newest = max(wing_rooms, key=lambda r: int(r["room_no"]))
+    if int(newest["top"]) < capacity:
+        return int(newest["room_no"]), int(newest["top"]) + 1
+    return int(newest["room_no"]) + 1, 1
+
+
+def topic_of(subject: str) -> str:
+    return " ".join(subject.lower().split())[:200]
+
+
+def enrolment_on() -> bool:
+    return bool(settings.ENGRAM["REVIEW_ENROL"])
+
+
+def _place(
+    entry_model: Any,
+    *,
+    space_id: int,
+    wing: str,
+    topic: str,
+    placard: str,
+    enrol: bool,
+    now: datetime,
+    **target: Any,
+) -> Any:
+    cap = rooms.capacity()
+    for _attempt in range(3):
+        wing_rooms = list(
+            entry_model.objects.filter(space_id=space_id, wing=wing)
+            .values("room_no")
+            .annotate(
+                top=Max("slot"), mine=Count("id", filter=Q(topic=topic) if topic else Q(pk=None))
+            )
+            .order_by()
+        )
+        room_no, slot = choose(wing_rooms, capacity=cap)
+        peers = list(
+            entry_model.objects.filter(space_id=space_id)
+            .filter(
+                Q(placard=placard)
+                | Q(wing=wing, room_no=room_no, placard__istartswith=placard[: placards.PREFIX])
+            )
+            .values_list("placard", "wing", "room_no")[:20]
+        )
+        unique = not any(p == placard for p, _, _ in peers)
+        clash = any(
+            w == wing and r == room_no and placards.prefix(p) == placards.prefix(placard)
+            for p, w, r in peers
+        )
+        scored = placards.score(placard, unique=unique, clash=clash)
+        try:
+            # A savepoint: a concurrent writer that took the slot first
+            # (the unique constraint) costs a retry, not the whole write.
+            with transaction.atomic():
+                return entry_model.objects.create(
+                    space_id=space_id,
+                    wing=wing,
+                    room_no=room_no,
+                    slot=slot,
+                    topic=topic,
+                    placard=placard,
+                    placard_score=scored.value,
+                    due_at=now + FIRST_REVIEW if enrol else None,
+                    created_at=now,
+                    **target,
+                )
+        except IntegrityError:
+            continue
+    raise RuntimeError(f"no free slot for a {wing} entry after 3 attempts")
+
+
+def place_item(item: Any, *, enrol: bool, entry_model: Any = None) -> Any:
+    """Slot a live memory item (called by the write path). `enrol` puts it
+    under review scheduling, unless enrolment is switched off."""
+    from memory.models import PalaceEntry
+
+    placard = placards.make(
+        text=item.text,
+        subject=item.subject,
+        predicate=item.predicate,
+        kind=item.kind,
+        when=item.valid_from or item.created_at,
+    )
+    return _place(
+        entry_model or PalaceEntry,
+        space_id=item.space_id,
+        wing=rooms.wing_for(item.kind),
+        topic=topic_of(item.subject),
+        placard=placard,
+        enrol=enrol and enrolment_on(),
+        now=timezone.now(),
+        item_id=item.pk,
+    )
+
+
+def place_skill(skill: Any, *, entry_model: Any = None) -> Any:
+    """Slot a skill in the Skill Workshop; skills are practised by use, not reviewed."""
+    from memory.models import PalaceEntry
+
+    words = f"{skill.name}: {skill.description}".strip(": ")
+    placard = placards.make(text=words, subject="", predicate="", kind="skill", when=None)
+    return _place(
+        entry_model or PalaceEntry,
+        space_id=skill.space_id,
+        wing="skill",
+        topic=topic_of(skill.name),
+        placard=placard,
+        enrol=False,
+        now=timezone.now(),
+        skill_id=skill.pk,
+    )
+
+
+def slot_missing(
+    space_id: int, *, item_model: Any = None, skill_model: Any = None, entry_model: Any = None
+) -> int:
+    """Slot every live item and skill that has no place yet (rows from
+    before the palace, imports, entries accepted after review), oldest
+    first, never enrolled: they were not learned just now. Idempotent; the
+    migration passes its historical models."""
+    from memory.models import MemoryItem, PalaceEntry, Skill
+
+    item_model = item_model or MemoryItem
+    skill_model = skill_model or Skill
+    entry_model = entry_model or PalaceEntry
+    placed = 0
+    items = item_model.objects.filter(
+        space_id=space_id,
+        status="active",
+        screen_status="ok",
+        expired_at=None,
+        palace__isnull=True,
+    ).order_by("created_at", "pk")
+    for item in items.iterator(chunk_size=500):
+        place_item(item, enrol=False, entry_model=entry_model)
+        placed += 1
+    for skill in skill_model.objects.filter(space_id=space_id, palace__isnull=True).order_by("pk"):
+        place_skill(skill, entry_model=entry_model)
+        placed += 1
+    return placed
+
+
+def ensure(space: Any) -> None:
+    """First use: slot what was written around the write path. One cheap
+    EXISTS when there is nothing to do."""
+    from memory.models import MemoryItem, Skill
+
+    missing = (
+        MemoryItem.objects.filter(
+            space=space,
+            status=MemoryItem.Status.ACTIVE,
+            screen_status=MemoryItem.Screen.OK,
+            expired_at=None,
+            palace__isnull=True,
+        ).exists()
+        or Skill.objects.filter(space=space, palace__isnull=True).exists()
+    )
+    if missing:
+        with transaction.atomic():
+            slot_missing(space.pk)

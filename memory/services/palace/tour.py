@@ -1,0 +1,196 @@
+"""The tour: the palace walked along its route, and what readers need
+from the slots (neighbours for search hits, a room's entries, the room
+directory for the prompt context).
+
+The route is the PalaceEntry primary key: each entry is appended once,
+when it is slotted, and rows are never reordered, so a page of the fixed
+tour reads the same however many entries are added after it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Max, Q
+
+from memory.models import MemoryItem, PalaceEntry, Space
+from memory.services.palace import rooms, slots
+
+THEMATIC_MIN, THEMATIC_MAX = 3, 7
+
+
+def _live() -> Q:
+    """An occupied slot: its item is live, or it holds an enabled skill."""
+    return Q(
+        item__status=MemoryItem.Status.ACTIVE,
+        item__expired_at=None,
+        item__screen_status=MemoryItem.Screen.OK,
+    ) | Q(skill__enabled=True)
+
+
+def _stop(e: PalaceEntry) -> dict[str, Any]:
+    if e.item_id is not None:
+        item = e.item
+        assert item is not None
+        kind, text, ident = item.kind, item.text, str(item.pk)
+    else:
+        skill = e.skill
+        assert skill is not None
+        kind, text, ident = "skill", f"{skill.name}: {skill.description}".strip(": "), str(skill.pk)
+    return {
+        "route": e.pk,
+        "id": ident,
+        "type": "skill" if e.skill_id else ("insight" if kind == "insight" else "fact"),
+        "kind": kind,
+        "coordinate": rooms.coordinate(e.wing, e.room_no, e.slot),
+        "room": rooms.room_name(e.wing, e.room_no),
+        "slot": e.slot,
+        "placard": e.placard,
+        "text": text,
+    }
+
+
+def fixed(
+    space: Space, *, after: int = 0, limit: int = 20
+) -> tuple[list[dict[str, Any]], int | None]:
+    """A page of the whole palace in route order, after route position
+    `after`; and the position to continue from (None at the end)."""
+    slots.ensure(space)
+    page = list(
+        PalaceEntry.objects.filter(space=space, pk__gt=after)
+        .filter(_live())
+        .select_related("item", "skill")
+        .order_by("pk")[: limit + 1]
+    )
+    more = len(page) > limit
+    page = page[:limit]
+    return [_stop(e) for e in page], (page[-1].pk if more and page else None)
+
+
+def thematic(space: Space, *, theme: str) -> list[dict[str, Any]]:
+    """3-7 stops around a theme: the entries recall finds for it, walked in
+    route order; when recall finds fewer than 3, the hits' room-mates fill in."""
+    from memory.services.recall import recall
+
+    slots.ensure(space)
+    found = recall(space=space, query=theme, k=THEMATIC_MAX, types=["fact", "insight", "skill"])
+    wanted = Q(pk=None)
+    for r in found.results:
+        key = "skill_id" if r.type == "skill" else "item_id"
+        wanted |= Q(**{key: int(r.id)})
+    stops = list(
+        PalaceEntry.objects.filter(space=space)
+        .filter(wanted)
+        .filter(_live())
+        .select_related("item", "skill")[:THEMATIC_MAX]
+    )
+    if stops and len(stops) < THEMATIC_MIN:
+        near = Q(pk=None)
+        for e in stops:
+            near |= Q(wing=e.wing, room_no=e.room_no)
+        extra = (
+            PalaceEntry.objects.filter(space=space)
+            .filter(near)
+            .filter(_live())
+            .exclude(pk__in=[e.pk for e in stops])
+            .select_related("item", "skill")
+            .order_by("pk")[: THEMATIC_MIN - len(stops)]
+        )
+        stops += list(extra)
+    return [_stop(e) for e in sorted(stops, key=lambda e: e.pk)]
+
+
+def room_members(space: Space, room: str) -> tuple[set[int], set[int]]:
+    """(item ids, skill ids) slotted in one room, by its name."""
+    wing, room_no = rooms.parse_room(room)
+    slots.ensure(space)
+    rows = PalaceEntry.objects.filter(space=space, wing=wing, room_no=room_no).values_list(
+        "item_id", "skill_id"
+    )
+    items = {i for i, _ in rows if i is not None}
+    skills = {s for _, s in rows if s is not None}
+    return items, skills
+
+
+def neighbours(space: Space, hits: list[tuple[str, int]]) -> dict[tuple[str, int], list[str]]:
+    """For each (type, id) hit, the ids in the slots beside it in its room
+    (slot - 1 and slot + 1, occupied ones only). Two queries for all hits."""
+    if not hits:
+        return {}
+    wanted = Q(pk=None)
+    for kind, pk in hits:
+        wanted |= Q(skill_id=pk) if kind == "skill" else Q(item_id=pk)
+    mine = list(PalaceEntry.objects.filter(space=space).filter(wanted))
+    if not mine:
+        return {}
+    around = Q(pk=None)
+    for e in mine:
+        around |= Q(wing=e.wing, room_no=e.room_no, slot__in=[e.slot - 1, e.slot + 1])
+    beside: dict[tuple[str, int, int], str] = {}
+    for n in PalaceEntry.objects.filter(space=space).filter(around).filter(_live()):
+        beside[(n.wing, n.room_no, n.slot)] = str(n.item_id or n.skill_id)
+    out: dict[tuple[str, int], list[str]] = {}
+    for e in mine:
+        key = ("skill", e.skill_id) if e.skill_id else ("item", e.item_id)
+        ids = [beside.get((e.wing, e.room_no, s)) for s in (e.slot - 1, e.slot + 1)]
+        out[(str(key[0]), int(key[1] or 0))] = [i for i in ids if i]
+    return out
+
+
+def directory(space: Space) -> list[dict[str, Any]]:
+    """Every room with its slots used (occupied or vacated: slots are never
+    reused) and its latest placard. Two queries."""
+    counts = list(
+        PalaceEntry.objects.filter(space=space)
+        .values("wing", "room_no")
+        .annotate(used=Max("slot"), live=Count("id", filter=_live()), last=Max("id"))
+        .order_by("wing", "room_no")
+    )
+    latest = dict(
+        PalaceEntry.objects.filter(pk__in=[c["last"] for c in counts]).values_list("pk", "placard")
+    )
+    order = list(rooms.WINGS)
+    counts.sort(key=lambda c: (order.index(c["wing"]) if c["wing"] in order else 99, c["room_no"]))
+    return [
+        {
+            "room": rooms.room_name(c["wing"], c["room_no"]),
+            "used": int(c["used"]),
+            "live": int(c["live"]),
+            "capacity": rooms.capacity(),
+            "latest_placard": latest.get(c["last"], ""),
+        }
+        for c in counts
+    ]
+
+
+def refurb(space: Space, *, limit: int = 20) -> list[dict[str, Any]]:
+    """Live entries whose placard scores below 0.5 today, with rewrite
+    hints. A palace with fewer than 8 live entries is not scanned."""
+    from memory.services.palace import placards
+
+    slots.ensure(space)
+    rows = list(
+        PalaceEntry.objects.filter(space=space).values_list(
+            "pk", "wing", "room_no", "slot", "placard", "item_id", "skill_id"
+        )
+    )
+    live = set(PalaceEntry.objects.filter(space=space).filter(_live()).values_list("pk", flat=True))
+    hung = [placards.Hung(key=r[0], room=(r[1], r[2]), placard=r[4]) for r in rows]
+    scores = placards.scan(hung, live=live)
+    by_pk = {r[0]: r for r in rows}
+    low = sorted(
+        (pk for pk, s in scores.items() if s.value < placards.REFURB_BELOW),
+        key=lambda pk: (scores[pk].value, pk),
+    )
+    out = []
+    for pk in low[:limit]:
+        _, wing, room_no, slot, placard, item_id, skill_id = by_pk[pk]
+        out.append(
+            {
+                "id": str(item_id or skill_id),
+                "coordinate": rooms.coordinate(wing, room_no, slot),
+                "placard": placard,
+                "score": scores[pk].value,
+                "hints": list(scores[pk].hints),
+            }
+        )
+    return out
