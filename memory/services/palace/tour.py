@@ -111,9 +111,10 @@ def room_members(space: Space, room: str) -> tuple[set[int], set[int]]:
     return items, skills
 
 
-def neighbours(space: Space, hits: list[tuple[str, int]]) -> dict[tuple[str, int], list[str]]:
-    """For each (type, id) hit, the ids in the slots beside it in its room
-    (slot - 1 and slot + 1, occupied ones only). Two queries for all hits."""
+def neighbours(space: Space, hits: list[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
+    """For each ("item" | "skill", id) hit, its coordinate and the ids in
+    the slots beside it in its room (slot - 1 and slot + 1, occupied ones
+    only): cues from where it was learned. Two queries for all hits."""
     if not hits:
         return {}
     wanted = Q(pk=None)
@@ -128,11 +129,14 @@ def neighbours(space: Space, hits: list[tuple[str, int]]) -> dict[tuple[str, int
     beside: dict[tuple[str, int, int], str] = {}
     for n in PalaceEntry.objects.filter(space=space).filter(around).filter(_live()):
         beside[(n.wing, n.room_no, n.slot)] = str(n.item_id or n.skill_id)
-    out: dict[tuple[str, int], list[str]] = {}
+    out: dict[tuple[str, int], dict[str, Any]] = {}
     for e in mine:
-        key = ("skill", e.skill_id) if e.skill_id else ("item", e.item_id)
+        key = ("skill", int(e.skill_id)) if e.skill_id else ("item", int(e.item_id or 0))
         ids = [beside.get((e.wing, e.room_no, s)) for s in (e.slot - 1, e.slot + 1)]
-        out[(str(key[0]), int(key[1] or 0))] = [i for i in ids if i]
+        out[key] = {
+            "coordinate": rooms.coordinate(e.wing, e.room_no, e.slot),
+            "neighbours": [i for i in ids if i],
+        }
     return out
 
 
