@@ -168,7 +168,7 @@ def live_batch(*, space: Any, batch_id: str) -> SearchBatch | None:
     examples=({"query": "where does the user live", "k": 5},),
 )
 def memory_search(ctx: ToolContext, args: SearchIn) -> dict[str, Any]:
-    types = list(args.types) if args.types else None
+    types: list[str] | None = [str(t) for t in args.types] if args.types else None
     members = None
     if args.room is not None:
         # Corridor routing: the room is chosen first, and only what hangs in
