@@ -212,6 +212,8 @@ def calls(seeded: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "memory_skills": {"query": ""},
         "memory_profile": {"action": "view"},
         "memory_guide": {"language": "ru"},
+        "memory_tour": {"mode": "fixed", "limit": 5},
+        "memory_review_queue": {"include_not_due": True},
     }
 
 
