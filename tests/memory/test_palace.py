@@ -341,3 +341,13 @@ def test_context_carries_the_room_directory_and_due_count(space, api):  # type: 
     body = api.get("/api/v1/context").json()
     assert "3 entries due for review" in body["blocks"]["palace"]
     assert body["blocks"]["palace"] in body["text"]
+
+
+def test_slotting_a_write_is_cheap(space, django_assert_max_num_queries):  # type: ignore[no-untyped-def]
+    for t in distinct(4):
+        save(space, t)
+    item = MemoryItem.objects.create(space=space, text="The basalt step is loose on the left")
+    # The wing's rooms, the placards to score against, then the INSERT (in a savepoint).
+    with django_assert_max_num_queries(5):
+        entry = slots.place_item(item, enrol=True)
+    assert (entry.room_no, entry.slot) == (2, 2)
