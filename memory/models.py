@@ -521,11 +521,13 @@ class PalaceEntry(models.Model):
     costs one INSERT here. Rows are never reordered or renumbered."""
 
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="palace")
+    # SET_NULL: a deleted entry leaves its slot vacant rather than freeing
+    # the number for reuse (a hard forget blanks the placard first).
     item = models.OneToOneField(
-        MemoryItem, null=True, blank=True, on_delete=models.CASCADE, related_name="palace"
+        MemoryItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="palace"
     )
     skill = models.OneToOneField(
-        Skill, null=True, blank=True, on_delete=models.CASCADE, related_name="palace"
+        Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="palace"
     )
     # The room: its family (fact, preference, decision, episode, skill) and
     # its number in that family (1 is "Fact Hall", 2 "Fact Hall-2").

@@ -42,6 +42,7 @@ from memory.models import (
     Entity,
     EntityAlias,
     MemoryItem,
+    PalaceEntry,
     Relation,
     SessionSummary,
     Space,
@@ -252,6 +253,11 @@ def _hard_delete_items(*, space: Space, items: list[MemoryItem], actor: str) -> 
             )
         )
         relations.delete()
+        # The slot stays taken (never reused) but keeps nothing of the entry:
+        # its placard is a cue made from the text.
+        PalaceEntry.objects.filter(space=space, item_id__in=ids).update(
+            placard="", topic="", due_at=None
+        )
         MemoryItem.objects.filter(space=space, pk__in=ids).delete()
         Belief.objects.filter(pk__in=belief_ids, evidence=None).delete()
         Entity.objects.filter(pk__in=_orphan_entities(space=space, candidates=entity_ids)).delete()

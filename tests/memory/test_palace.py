@@ -90,6 +90,15 @@ def test_a_forgotten_entry_keeps_its_slot_empty(space):  # type: ignore[no-untyp
     assert [s["id"] for s in stops] == [str(a.pk), str(c.pk)]
 
 
+def test_a_hard_forget_leaves_a_blank_vacant_slot(space):  # type: ignore[no-untyped-def]
+    a, b = (save(space, t) for t in distinct(2))
+    forget.forget_with_report(space=space, item_id=str(b.pk), hard=True, actor="test")
+    vacant = PalaceEntry.objects.get(space=space, slot=2)
+    assert vacant.item_id is None and vacant.placard == "" and vacant.topic == ""
+    c = save(space, distinct(1, start=5)[0])
+    assert place(c) == "Fact Hall#3"
+
+
 def test_a_topic_goes_back_to_its_room_while_it_has_space() -> None:
     rooms = [
         {"room_no": 1, "top": 1, "mine": 1},  # the topic's room, with space
