@@ -554,6 +554,7 @@ class PalaceEntry(models.Model):
         ]
         indexes = [
             models.Index(fields=["space", "wing", "room_no"], name="palace_room_idx"),
+            models.Index(fields=["space", "wing", "topic"], name="palace_topic_idx"),
             models.Index(fields=["space", "placard"], name="palace_placard_idx"),
             models.Index(fields=["space", "due_at"], name="palace_due_idx"),
         ]

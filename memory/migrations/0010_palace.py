@@ -99,6 +99,7 @@ class Migration(migrations.Migration):
                 "ordering": ["id"],
                 "indexes": [
                     models.Index(fields=["space", "wing", "room_no"], name="palace_room_idx"),
+                    models.Index(fields=["space", "wing", "topic"], name="palace_topic_idx"),
                     models.Index(fields=["space", "placard"], name="palace_placard_idx"),
                     models.Index(fields=["space", "due_at"], name="palace_due_idx"),
                 ],

@@ -193,6 +193,9 @@ def _fit_core(label: str, block: Any, budget: int) -> str:
     )
 
 
+DUE_CAP = 100
+
+
 def render_palace(space: Space, *, budget: int) -> str:
     """The room directory (slots used per room, its latest placard) and how
     many entries are due for review: the corridor an agent picks a room
@@ -201,16 +204,18 @@ def render_palace(space: Space, *, budget: int) -> str:
     from memory.services.palace import review, tour
 
     rooms = tour.directory(space)
-    due = review.due_count(space)
+    due = review.due_count(space, cap=DUE_CAP + 1)
     if not rooms and not due:
         return ""
-    head = "## MEMORY PALACE (room: slots used/capacity, latest placard)"
-    lines = [
-        f"- {r['room']}: {r['used']}/{r['capacity']}, latest “{clean(r['latest_placard'])}”"
-        for r in rooms
-    ]
+    head = "## MEMORY PALACE (newest room per wing: slots used/capacity, latest placard)"
+    lines = []
+    for r in rooms:
+        full = f" (after {r['rooms'] - 1} full)" if r["rooms"] > 1 else ""
+        placard = clean(r["latest_placard"])
+        lines.append(f"- {r['room']}: {r['used']}/{r['capacity']}{full}, latest “{placard}”")
     if due:
-        lines.append(f"{due} entries due for review (memory_review_queue).")
+        shown = f"{DUE_CAP}+" if due > DUE_CAP else str(due)
+        lines.append(f"{shown} entries due for review (memory_review_queue).")
     out = head
     for line in lines:
         candidate = f"{out}\n{line}"

@@ -56,9 +56,11 @@ class RefurbRow(ToolResult):
 
 
 class RoomRow(ToolResult):
-    room: str
-    used: int = Field(description="Slots taken, vacated ones included (slots are never reused).")
-    live: int
+    room: str = Field(description="The wing's newest room; the rooms before it are full.")
+    rooms: int = Field(description="How many rooms the wing has.")
+    used: int = Field(
+        description="Slots taken in the newest room, vacated ones included (never reused)."
+    )
     capacity: int
     latest_placard: str
 

@@ -99,15 +99,20 @@ def test_a_hard_forget_leaves_a_blank_vacant_slot(space):  # type: ignore[no-unt
     assert place(c) == "Fact Hall#3"
 
 
-def test_a_topic_goes_back_to_its_room_while_it_has_space() -> None:
-    rooms = [
-        {"room_no": 1, "top": 1, "mine": 1},  # the topic's room, with space
-        {"room_no": 2, "top": 1, "mine": 0},  # the newest room
-    ]
-    assert slots.choose(rooms, capacity=3) == (1, 2)
-    assert slots.choose([{**rooms[0], "top": 3}, rooms[1]], capacity=3) == (2, 2)
-    assert slots.choose([{"room_no": 1, "top": 3, "mine": 2}], capacity=3) == (2, 1)
-    assert slots.choose([], capacity=3) == (1, 1)
+def test_a_topic_goes_back_to_its_room_while_it_has_space(space, settings):  # type: ignore[no-untyped-def]
+    assert slots.choose((2, 1), (1, 1), capacity=3) == (1, 2)  # the topic's room has space
+    assert slots.choose((2, 1), (1, 3), capacity=3) == (2, 2)  # full: the newest room
+    assert slots.choose((2, 3), None, capacity=3) == (3, 1)  # all full: a new room
+    assert slots.choose(None, None, capacity=3) == (1, 1)
+    anna = save(space, "Anna plays the cello", subject="Anna", predicate="plays", object="cello")
+    for t in distinct(5):
+        save(space, t)
+    # Rooms grow: the older rooms have space now, and Anna's goes back to hers.
+    settings.ENGRAM = {**settings.ENGRAM, "ROOM_CAPACITY": 5}
+    again = save(space, "Anna speaks Danish", subject="Anna", predicate="speaks", object="Danish")
+    other = save(space, "The fjord ferry leaves at noon")
+    assert place(anna) == "Fact Hall#1" and place(again) == "Fact Hall#4"
+    assert place(other) == "Fact Hall-2#4"
 
 
 def test_slots_are_stable_across_reslotting_and_consolidation(space):  # type: ignore[no-untyped-def]
@@ -187,7 +192,10 @@ def test_the_fixed_tour_never_changes_as_entries_are_added(space, api):  # type:
     assert walked[:4] == route and len(walked) == 8
     assert walked[4] == "Preference Pavilion#1"  # appended where it was slotted
     assert [s["route"] for s in again["stops"]] == sorted(s["route"] for s in again["stops"])
-    assert {r["room"] for r in again["rooms"]} >= {"Fact Hall", "Fact Hall-2"}
+    assert [(r["room"], r["rooms"], r["used"]) for r in again["rooms"]] == [
+        ("Fact Hall-3", 3, 1),
+        ("Preference Pavilion", 1, 1),
+    ]
 
 
 def test_a_thematic_tour_has_three_to_seven_stops(space, api):  # type: ignore[no-untyped-def]
@@ -335,12 +343,14 @@ def test_the_review_queue_never_contains_the_body(space, api):  # type: ignore[n
     assert status == 422 and "limit" in bad["detail"]
 
 
-def test_context_carries_the_room_directory_and_due_count(space, api):  # type: ignore[no-untyped-def]
+def test_context_carries_the_room_directory_and_due_count(space, api, monkeypatch):  # type: ignore[no-untyped-def]
+    from memory.services import context
+
     assert api.get("/api/v1/context").json()["blocks"]["palace"] == ""
     items = [save(space, t) for t in distinct(4)]
     save(space, "Prefers tabs over spaces", kind="preference")
     block = api.get("/api/v1/context").json()["blocks"]["palace"]
-    assert "Fact Hall: 3/3" in block and "Fact Hall-2: 1/3" in block
+    assert "Fact Hall-2: 1/3 (after 1 full)" in block and "Fact Hall:" not in block
     latest = PalaceEntry.objects.filter(wing="preference").get().placard
     assert f"Preference Pavilion: 1/3, latest “{latest}”" in block
     assert "due for review" not in block
@@ -350,6 +360,9 @@ def test_context_carries_the_room_directory_and_due_count(space, api):  # type: 
     body = api.get("/api/v1/context").json()
     assert "3 entries due for review" in body["blocks"]["palace"]
     assert body["blocks"]["palace"] in body["text"]
+    # A large overdue pile is not counted in full on every turn.
+    monkeypatch.setattr(context, "DUE_CAP", 2)
+    assert "2+ entries due" in api.get("/api/v1/context").json()["blocks"]["palace"]
 
 
 def test_slotting_a_write_is_cheap(space, django_assert_max_num_queries):  # type: ignore[no-untyped-def]

@@ -81,8 +81,13 @@ def _live_scheduled(space: Space) -> Any:
     )
 
 
-def due_count(space: Space, *, at: datetime | None = None) -> int:
-    return int(_live_scheduled(space).filter(due_at__lte=at or timezone.now()).count())
+def due_count(space: Space, *, at: datetime | None = None, cap: int | None = None) -> int:
+    """Entries due now; with `cap`, counting stops there (the prompt context
+    says "100+" rather than count a whole overdue palace on every turn)."""
+    due = _live_scheduled(space).filter(due_at__lte=at or timezone.now())
+    if cap is not None:
+        return len(due.values_list("pk", flat=True)[:cap])
+    return int(due.count())
 
 
 def queue(

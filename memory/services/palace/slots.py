@@ -1,13 +1,13 @@
 """Slotting: pin an entry to room#slot when it is written.
 
-Rooms of a wing fill in order, so only the newest room of a wing ever has
-a free slot: a room, once full, stays full (a forgotten entry leaves its
-slot empty, never reused). A topic (the entry's subject) goes back to the
-room holding its other entries while that room has space; otherwise the
-entry takes the next slot of the newest room, or opens the next room.
+Rooms of a wing fill in order: a room, once full, stays full (a forgotten
+entry leaves its slot empty, never reused). A topic (the entry's subject)
+goes back to the room of its latest entry while that room has space (an
+older room has space only after ENGRAM_ROOM_CAPACITY was raised); otherwise
+the entry takes the next slot of the newest room, or opens the next room.
 
-One aggregate query reads the wing's rooms, one reads the placards the new
-one is scored against, one INSERT writes the row."""
+One query reads the newest room and the topic's room, one the placards the
+new one is scored against, one INSERT writes the row."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Q, Subquery
 from django.utils import timezone
 
 from memory.services.palace import placards, rooms
@@ -24,22 +24,39 @@ from memory.services.palace import placards, rooms
 FIRST_REVIEW = timedelta(days=1)
 
 
-def choose(wing_rooms: list[dict[str, Any]], *, capacity: int) -> tuple[int, int]:
-    """(room_no, slot) from the wing's rooms: [{room_no, top, mine}] with
-    `top` the highest slot taken and `mine` the topic's entries there."""
-    if not wing_rooms:
+def choose(
+    newest: tuple[int, int] | None, topical: tuple[int, int] | None, *, capacity: int
+) -> tuple[int, int]:
+    """(room_no, slot) for a new entry, from the wing's newest room and the
+    room of its topic's latest entry, each as (room_no, highest slot taken)."""
+    if topical is not None and topical[1] < capacity:
+        return topical[0], topical[1] + 1
+    if newest is None:
         return 1, 1
-    with_space = [r for r in wing_rooms if int(r["top"]) < capacity]
-    topical = sorted(
-        (r for r in with_space if r["mine"]), key=lambda r: (-int(r["mine"]), r["room_no"])
-    )
-    if topical:
-        room = topical[0]
-        return int(room["room_no"]), int(room["top"]) + 1
-    newest = max(wing_rooms, key=lambda r: int(r["room_no"]))
-    if int(newest["top"]) < capacity:
-        return int(newest["room_no"]), int(newest["top"]) + 1
-    return int(newest["room_no"]) + 1, 1
+    if newest[1] < capacity:
+        return newest[0], newest[1] + 1
+    return newest[0] + 1, 1
+
+
+def _rooms(entry_model: Any, *, space_id: int, wing: str, topic: str) -> tuple[Any, Any]:
+    """One query: the wing's newest room and its top slot (a seek down the
+    unique slot index, however many rooms the wing has), and the room of
+    the topic's latest entry with its top slot."""
+    wing_rows = entry_model.objects.filter(space_id=space_id, wing=wing)
+    query = wing_rows.order_by("-room_no", "-slot").values("room_no", "slot")
+    if topic:
+        topic_room = wing_rows.filter(topic=topic).order_by("-id").values("room_no")[:1]
+        topic_top = (
+            wing_rows.filter(room_no=Subquery(topic_room)).order_by("-slot").values("slot")[:1]
+        )
+        query = query.annotate(topic_room=Subquery(topic_room), topic_top=Subquery(topic_top))
+    row = query.first()
+    if row is None:
+        return None, None
+    newest = (int(row["room_no"]), int(row["slot"]))
+    if row.get("topic_room") is None:
+        return newest, None
+    return newest, (int(row["topic_room"]), int(row["topic_top"]))
 
 
 def topic_of(subject: str) -> str:
@@ -63,15 +80,8 @@ def _place(
 ) -> Any:
     cap = rooms.capacity()
     for _attempt in range(3):
-        wing_rooms = list(
-            entry_model.objects.filter(space_id=space_id, wing=wing)
-            .values("room_no")
-            .annotate(
-                top=Max("slot"), mine=Count("id", filter=Q(topic=topic) if topic else Q(pk=None))
-            )
-            .order_by()
-        )
-        room_no, slot = choose(wing_rooms, capacity=cap)
+        newest, topical = _rooms(entry_model, space_id=space_id, wing=wing, topic=topic)
+        room_no, slot = choose(newest, topical, capacity=cap)
         peers = list(
             entry_model.objects.filter(space_id=space_id)
             .filter(

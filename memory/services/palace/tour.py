@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Max, Q
+from django.db.models import Q
 
 from memory.models import MemoryItem, PalaceEntry, Space
 from memory.services.palace import rooms, slots
@@ -141,29 +141,32 @@ def neighbours(space: Space, hits: list[tuple[str, int]]) -> dict[tuple[str, int
 
 
 def directory(space: Space) -> list[dict[str, Any]]:
-    """Every room with its slots used (occupied or vacated: slots are never
-    reused) and its latest placard. Two queries."""
-    counts = list(
-        PalaceEntry.objects.filter(space=space)
-        .values("wing", "room_no")
-        .annotate(used=Max("slot"), live=Count("id", filter=_live()), last=Max("id"))
-        .order_by("wing", "room_no")
-    )
-    latest = dict(
-        PalaceEntry.objects.filter(pk__in=[c["last"] for c in counts]).values_list("pk", "placard")
-    )
-    order = list(rooms.WINGS)
-    counts.sort(key=lambda c: (order.index(c["wing"]) if c["wing"] in order else 99, c["room_no"]))
-    return [
-        {
-            "room": rooms.room_name(c["wing"], c["room_no"]),
-            "used": int(c["used"]),
-            "live": int(c["live"]),
-            "capacity": rooms.capacity(),
-            "latest_placard": latest.get(c["last"], ""),
-        }
-        for c in counts
-    ]
+    """Each wing's rooms: how many, the newest with its slots used
+    (vacated ones included: slots are never reused) and its latest placard.
+    Rooms before the newest are full by construction, so this is the
+    slots used of every room in at most five rows, however big the palace,
+    and each row is one seek down the unique (space, wing, room, slot)
+    index: cheap enough for every /context."""
+    out = []
+    for wing in rooms.WINGS:
+        top = (
+            PalaceEntry.objects.filter(space=space, wing=wing)
+            .order_by("-room_no", "-slot")
+            .values("room_no", "slot", "placard")
+            .first()
+        )
+        if top is None:
+            continue
+        out.append(
+            {
+                "room": rooms.room_name(wing, top["room_no"]),
+                "rooms": top["room_no"],
+                "used": top["slot"],
+                "capacity": rooms.capacity(),
+                "latest_placard": top["placard"],
+            }
+        )
+    return out
 
 
 def refurb(space: Space, *, limit: int = 20) -> list[dict[str, Any]]:
