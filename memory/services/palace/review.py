@@ -9,6 +9,7 @@ point is to recall it before looking (memory_review reveals it)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -71,23 +72,49 @@ def record(*, entry: PalaceEntry, grade: int, at: datetime | None = None) -> Pal
     return entry
 
 
-def _live_scheduled(space: Space) -> Any:
-    return PalaceEntry.objects.filter(
-        space=space,
-        due_at__isnull=False,
-        item__status=MemoryItem.Status.ACTIVE,
-        item__expired_at=None,
-        item__screen_status=MemoryItem.Screen.OK,
-    )
+BATCH = 200
+# What the queue reads of an entry: its place and schedule, never the text.
+QUEUE_FIELDS = ("item_id", "wing", "room_no", "slot", "placard", "due_at", "repetitions")
+
+
+def _scheduled(
+    space: Space, *, due_by: datetime | None, limit: int | None
+) -> Iterator[dict[str, Any]]:
+    """Scheduled entries whose item is live, soonest due first, read in
+    batches down the (space, due_at) index with the items' liveness checked
+    by primary key: a join would let the planner walk every live item
+    first, tens of milliseconds on a large palace for a count of 100."""
+    rows = PalaceEntry.objects.filter(space=space, due_at__isnull=False)
+    if due_by is not None:
+        rows = rows.filter(due_at__lte=due_by)
+    rows = rows.order_by("due_at", "id").values(*QUEUE_FIELDS)
+    step = min(BATCH, limit) if limit else BATCH
+    given, offset = 0, 0
+    while limit is None or given < limit:
+        batch = list(rows[offset : offset + step])
+        if not batch:
+            return
+        offset += step
+        live = set(
+            MemoryItem.objects.filter(
+                pk__in=[e["item_id"] for e in batch if e["item_id"] is not None],
+                status=MemoryItem.Status.ACTIVE,
+                expired_at=None,
+                screen_status=MemoryItem.Screen.OK,
+            ).values_list("pk", flat=True)
+        )
+        for e in batch:
+            if e["item_id"] in live:
+                yield e
+                given += 1
+                if limit is not None and given >= limit:
+                    return
 
 
 def due_count(space: Space, *, at: datetime | None = None, cap: int | None = None) -> int:
     """Entries due now; with `cap`, counting stops there (the prompt context
     says "100+" rather than count a whole overdue palace on every turn)."""
-    due = _live_scheduled(space).filter(due_at__lte=at or timezone.now())
-    if cap is not None:
-        return len(due.values_list("pk", flat=True)[:cap])
-    return int(due.count())
+    return sum(1 for _ in _scheduled(space, due_by=at or timezone.now(), limit=cap))
 
 
 def queue(
@@ -97,24 +124,18 @@ def queue(
     (negative: not due yet). No body text, by construction: the text
     column is never read."""
     now = at or timezone.now()
-    rows = _live_scheduled(space)
-    if not include_not_due:
-        rows = rows.filter(due_at__lte=now)
     out = []
-    for e in rows.order_by("due_at", "id").only(
-        "id", "item_id", "wing", "room_no", "slot", "placard", "due_at", "repetitions"
-    )[:limit]:
-        assert e.due_at is not None
+    for e in _scheduled(space, due_by=None if include_not_due else now, limit=limit):
         out.append(
             {
-                "id": str(e.item_id),
-                "coordinate": rooms.coordinate(e.wing, e.room_no, e.slot),
-                "room": rooms.room_name(e.wing, e.room_no),
-                "slot": e.slot,
-                "placard": e.placard,
-                "due_at": e.due_at,
-                "days_overdue": round((now - e.due_at).total_seconds() / 86400, 2),
-                "repetitions": e.repetitions,
+                "id": str(e["item_id"]),
+                "coordinate": rooms.coordinate(e["wing"], e["room_no"], e["slot"]),
+                "room": rooms.room_name(e["wing"], e["room_no"]),
+                "slot": e["slot"],
+                "placard": e["placard"],
+                "due_at": e["due_at"],
+                "days_overdue": round((now - e["due_at"]).total_seconds() / 86400, 2),
+                "repetitions": e["repetitions"],
             }
         )
     return out

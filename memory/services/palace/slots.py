@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q, Subquery
+from django.db.models import Subquery
 from django.utils import timezone
 
 from memory.services.palace import placards, rooms
@@ -82,13 +82,15 @@ def _place(
     for _attempt in range(3):
         newest, topical = _rooms(entry_model, space_id=space_id, wing=wing, topic=topic)
         room_no, slot = choose(newest, topical, capacity=cap)
+        # Two index seeks in one statement: the same placard anywhere in the
+        # space, and every placard of the chosen room (at most `cap` rows; the
+        # prefix is compared here, as a LIKE would not use the index).
+        same = entry_model.objects.filter(space_id=space_id, placard=placard).order_by()
+        room = entry_model.objects.filter(space_id=space_id, wing=wing, room_no=room_no).order_by()
         peers = list(
-            entry_model.objects.filter(space_id=space_id)
-            .filter(
-                Q(placard=placard)
-                | Q(wing=wing, room_no=room_no, placard__istartswith=placard[: placards.PREFIX])
+            same.values_list("placard", "wing", "room_no").union(
+                room.values_list("placard", "wing", "room_no"), all=True
             )
-            .values_list("placard", "wing", "room_no")[:20]
         )
         unique = not any(p == placard for p, _, _ in peers)
         clash = any(
