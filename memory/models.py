@@ -537,6 +537,10 @@ class PalaceEntry(models.Model):
     # The normalized subject, so a topic keeps landing in the same room.
     topic = models.CharField(max_length=200, blank=True)
     placard = models.CharField(max_length=120)
+    # The marker rule's parts, kept current when a later placard clashes
+    # with this one, so the refurb list is an index read, not a rescan.
+    placard_unique = models.BooleanField(default=True)
+    placard_clash = models.BooleanField(default=False)
     placard_score = models.FloatField(default=0.0)
     # SM-2: due_at is None for an entry not under review scheduling.
     due_at = models.DateTimeField(null=True, blank=True)
@@ -557,6 +561,7 @@ class PalaceEntry(models.Model):
             models.Index(fields=["space", "wing", "topic"], name="palace_topic_idx"),
             models.Index(fields=["space", "placard"], name="palace_placard_idx"),
             models.Index(fields=["space", "due_at"], name="palace_due_idx"),
+            models.Index(fields=["space", "placard_score"], name="palace_score_idx"),
         ]
         ordering = ["id"]
         verbose_name_plural = "palace entries"

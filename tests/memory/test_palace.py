@@ -155,12 +155,19 @@ def test_placard_scores_on_constructed_cases() -> None:
 
 def test_write_time_scores_see_the_room_and_the_space(space):  # type: ignore[no-untyped-def]
     first = save(space, "Kestrel notebook sits on the desk")
-    twin = save(space, "Kestrel notebook sits on the floor today")
     # Unique and alone in its room, but undated.
     assert PalaceEntry.objects.get(item=first).placard_score == 0.7
-    # The same cue ("Kestrel notebook sits…") in the same room: neither unique nor distinct.
+    twin = save(space, "Kestrel notebook sits on the floor today")
+    # The same cue ("Kestrel notebook sits…") in the same room: neither unique
+    # nor distinct, and the first one's score drops with it.
     assert PalaceEntry.objects.get(item=twin).placard == PalaceEntry.objects.get(item=first).placard
     assert PalaceEntry.objects.get(item=twin).placard_score == 0.0
+    assert PalaceEntry.objects.get(item=first).placard_score == 0.0
+    # Another room: only uniqueness is shared across rooms.
+    save(space, "A heron stands in the reeds")
+    far = save(space, "Kestrel notebook sits by the window sill")
+    assert place(far).startswith("Fact Hall-2")
+    assert PalaceEntry.objects.get(item=far).placard_score == 0.3
 
 
 def test_the_refurb_list_and_the_eight_entry_rule(space):  # type: ignore[no-untyped-def]

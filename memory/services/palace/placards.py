@@ -10,7 +10,6 @@ room sharing its first six characters +0.3."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -76,30 +75,3 @@ def score(placard: str, *, unique: bool, clash: bool) -> Score:
             "start with a different word"
         )
     return Score(round(value, 2), tuple(hints))
-
-
-@dataclass(frozen=True)
-class Hung:
-    """A placard as the refurb scan sees it."""
-
-    key: int  # the PalaceEntry pk
-    room: tuple[str, int]
-    placard: str
-
-
-def scan(hung: list[Hung], *, live: set[int]) -> dict[int, Score]:
-    """Scores of the live entries against every placard in the palace
-    (vacant slots' placards still hang there and still confuse)."""
-    if len(live) < MIN_SCANNED:
-        return {}
-    counts = Counter(h.placard for h in hung)
-    prefixes = Counter((h.room, prefix(h.placard)) for h in hung)
-    return {
-        h.key: score(
-            h.placard,
-            unique=counts[h.placard] == 1,
-            clash=prefixes[(h.room, prefix(h.placard))] > 1,
-        )
-        for h in hung
-        if h.key in live
-    }

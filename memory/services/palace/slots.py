@@ -85,30 +85,32 @@ def _place(
         # Two index seeks in one statement: the same placard anywhere in the
         # space, and every placard of the chosen room (at most `cap` rows; the
         # prefix is compared here, as a LIKE would not use the index).
+        fields = ("pk", "placard", "wing", "room_no", "placard_unique", "placard_clash")
         same = entry_model.objects.filter(space_id=space_id, placard=placard).order_by()
         room = entry_model.objects.filter(space_id=space_id, wing=wing, room_no=room_no).order_by()
-        peers = list(
-            same.values_list("placard", "wing", "room_no").union(
-                room.values_list("placard", "wing", "room_no"), all=True
-            )
-        )
-        unique = not any(p == placard for p, _, _ in peers)
-        clash = any(
-            w == wing and r == room_no and placards.prefix(p) == placards.prefix(placard)
-            for p, w, r in peers
-        )
-        scored = placards.score(placard, unique=unique, clash=clash)
+        peers = list(same.values_list(*fields).union(room.values_list(*fields), all=True))
+        twins = {p[0] for p in peers if p[1] == placard}
+        clashing = {
+            p[0]
+            for p in peers
+            if p[2] == wing
+            and p[3] == room_no
+            and placards.prefix(p[1]) == placards.prefix(placard)
+        }
+        scored = placards.score(placard, unique=not twins, clash=bool(clashing))
         try:
             # A savepoint: a concurrent writer that took the slot first
             # (the unique constraint) costs a retry, not the whole write.
             with transaction.atomic():
-                return entry_model.objects.create(
+                entry = entry_model.objects.create(
                     space_id=space_id,
                     wing=wing,
                     room_no=room_no,
                     slot=slot,
                     topic=topic,
                     placard=placard,
+                    placard_unique=not twins,
+                    placard_clash=bool(clashing),
                     placard_score=scored.value,
                     due_at=now + FIRST_REVIEW if enrol else None,
                     created_at=now,
@@ -116,7 +118,28 @@ def _place(
                 )
         except IntegrityError:
             continue
+        _downgrade(entry_model, peers, twins=twins, clashing=clashing)
+        return entry
     raise RuntimeError(f"no free slot for a {wing} entry after 3 attempts")
+
+
+def _downgrade(entry_model: Any, peers: list[Any], *, twins: set[int], clashing: set[int]) -> None:
+    """The new placard makes its twins no longer unique and its room-mates
+    with the same prefix clash: their scores drop now (one UPDATE, only
+    when there is something to change), so the refurb list stays current."""
+    changed = []
+    for pk, placard, _wing, _room, unique, clash in peers:
+        now_unique = unique and pk not in twins
+        now_clash = clash or pk in clashing
+        if (now_unique, now_clash) == (unique, clash):
+            continue
+        row = entry_model(pk=pk, placard_unique=now_unique, placard_clash=now_clash)
+        row.placard_score = placards.score(placard, unique=now_unique, clash=now_clash).value
+        changed.append(row)
+    if changed:
+        entry_model.objects.bulk_update(
+            changed, ["placard_unique", "placard_clash", "placard_score"]
+        )
 
 
 def place_item(item: Any, *, enrol: bool, entry_model: Any = None) -> Any:

@@ -170,34 +170,27 @@ def directory(space: Space) -> list[dict[str, Any]]:
 
 
 def refurb(space: Space, *, limit: int = 20) -> list[dict[str, Any]]:
-    """Live entries whose placard scores below 0.5 today, with rewrite
-    hints. A palace with fewer than 8 live entries is not scanned."""
+    """Live entries whose placard scores below 0.5, lowest first, with
+    rewrite hints: an index read of the scores kept current on write. A
+    palace with fewer than 8 live entries is not scanned: with so few
+    there is nothing to tell apart yet, only noise."""
     from memory.services.palace import placards
 
     slots.ensure(space)
-    rows = list(
-        PalaceEntry.objects.filter(space=space).values_list(
-            "pk", "wing", "room_no", "slot", "placard", "item_id", "skill_id"
-        )
-    )
-    live = set(PalaceEntry.objects.filter(space=space).filter(_live()).values_list("pk", flat=True))
-    hung = [placards.Hung(key=r[0], room=(r[1], r[2]), placard=r[4]) for r in rows]
-    scores = placards.scan(hung, live=live)
-    by_pk = {r[0]: r for r in rows}
-    low = sorted(
-        (pk for pk, s in scores.items() if s.value < placards.REFURB_BELOW),
-        key=lambda pk: (scores[pk].value, pk),
-    )
+    live = PalaceEntry.objects.filter(space=space).filter(_live())
+    if len(live.values_list("pk", flat=True)[: placards.MIN_SCANNED]) < placards.MIN_SCANNED:
+        return []
+    low = live.filter(placard_score__lt=placards.REFURB_BELOW).order_by("placard_score", "pk")
     out = []
-    for pk in low[:limit]:
-        _, wing, room_no, slot, placard, item_id, skill_id = by_pk[pk]
+    for e in low[:limit]:
+        hints = placards.score(e.placard, unique=e.placard_unique, clash=e.placard_clash).hints
         out.append(
             {
-                "id": str(item_id or skill_id),
-                "coordinate": rooms.coordinate(wing, room_no, slot),
-                "placard": placard,
-                "score": scores[pk].value,
-                "hints": list(scores[pk].hints),
+                "id": str(e.item_id or e.skill_id),
+                "coordinate": rooms.coordinate(e.wing, e.room_no, e.slot),
+                "placard": e.placard,
+                "score": e.placard_score,
+                "hints": list(hints),
             }
         )
     return out
