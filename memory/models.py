@@ -562,6 +562,9 @@ class PalaceEntry(models.Model):
             models.Index(fields=["space", "placard"], name="palace_placard_idx"),
             models.Index(fields=["space", "due_at"], name="palace_due_idx"),
             models.Index(fields=["space", "placard_score"], name="palace_score_idx"),
+            # The highest item and skill slotted: what first use checks past.
+            models.Index(fields=["space", "item"], name="palace_item_idx"),
+            models.Index(fields=["space", "skill"], name="palace_skill_idx"),
         ]
         ordering = ["id"]
         verbose_name_plural = "palace entries"

@@ -51,6 +51,7 @@ from memory.models import (
 from memory.search import Target, query_terms, search
 from memory.services import audit, forget_verify, reclaim
 from memory.services.graph import revive_relations, suspend_relations
+from memory.services.palace import slots as palace_slots
 
 log = logging.getLogger(__name__)
 
@@ -502,6 +503,10 @@ def bring_back(*, item: MemoryItem, actor: str, archived_only: bool = False) -> 
             return False
         item.refresh_from_db(fields=["status", "last_seen", "metadata", "expired_at"])
         reopened = revive_relations(item=item)
+        if not PalaceEntry.objects.filter(item=item).exists():
+            # Forgotten or archived before the palace was built: it gets
+            # its slot now it is live again (not enrolled: nothing new).
+            palace_slots.place_item(item, enrol=False)
         audit.record(
             space=item.space_id,
             action="restore",

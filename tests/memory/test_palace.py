@@ -130,6 +130,14 @@ def test_slots_are_stable_across_reslotting_and_consolidation(space):  # type: i
     consolidation.run_now(space=space, trigger="manual")
     assert {i.pk: place(i) for i in items} == before
     assert PalaceEntry.objects.filter(space=space).count() == 6
+    # Archived before the palace existed: slotted when it comes back.
+    old = MemoryItem.objects.create(
+        space=space, text="The old lichen map", status=MemoryItem.Status.ARCHIVED
+    )
+    slots.ensure(space)
+    assert not PalaceEntry.objects.filter(item=old).exists()
+    forget.restore(space=space, item_id=old.pk)
+    assert place(old) == "Fact Hall-3#1" and {i.pk: place(i) for i in items} == before
 
 
 # --- placards ----------------------------------------------------------------------------------

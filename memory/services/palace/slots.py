@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Subquery
+from django.db.models import Max, Subquery
 from django.utils import timezone
 
 from memory.services.palace import placards, rooms
@@ -214,19 +214,26 @@ def slot_missing(
 
 
 def ensure(space: Any) -> None:
-    """First use: slot what was written around the write path. One cheap
-    EXISTS when there is nothing to do."""
-    from memory.models import MemoryItem, Skill
+    """First use: slot what was written around the write path (imports,
+    skills made directly). Those rows are newer than anything slotted, so
+    the check is two index seeks past the highest item and skill ids in the
+    palace, not an anti-join over the whole store; a restored entry is
+    slotted when it comes back (forget.bring_back), and rows from before the
+    palace by the migration."""
+    from memory.models import MemoryItem, PalaceEntry, Skill
 
+    top = PalaceEntry.objects.filter(space=space).aggregate(
+        item=Max("item_id"), skill=Max("skill_id")
+    )
     missing = (
         MemoryItem.objects.filter(
             space=space,
+            pk__gt=top["item"] or 0,
             status=MemoryItem.Status.ACTIVE,
             screen_status=MemoryItem.Screen.OK,
             expired_at=None,
-            palace__isnull=True,
         ).exists()
-        or Skill.objects.filter(space=space, palace__isnull=True).exists()
+        or Skill.objects.filter(space=space, pk__gt=top["skill"] or 0).exists()
     )
     if missing:
         with transaction.atomic():
