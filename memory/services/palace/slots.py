@@ -222,9 +222,13 @@ def ensure(space: Any) -> None:
     palace by the migration."""
     from memory.models import MemoryItem, PalaceEntry, Skill
 
-    top = PalaceEntry.objects.filter(space=space).aggregate(
-        item=Max("item_id"), skill=Max("skill_id")
-    )
+    # One MAX per query: SQLite reads a lone MAX off the index's end, two
+    # in one SELECT make it scan.
+    slotted = PalaceEntry.objects.filter(space=space)
+    top = {
+        "item": slotted.aggregate(m=Max("item_id"))["m"],
+        "skill": slotted.aggregate(m=Max("skill_id"))["m"],
+    }
     missing = (
         MemoryItem.objects.filter(
             space=space,

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from memory.models import MemoryItem, PalaceEntry, Space
+from memory.models import MemoryItem, PalaceEntry, Skill, Space
 from memory.services.palace import rooms, slots
 
 THEMATIC_MIN, THEMATIC_MAX = 3, 7
@@ -103,8 +103,10 @@ def room_members(space: Space, room: str) -> tuple[set[int], set[int]]:
     """(item ids, skill ids) slotted in one room, by its name."""
     wing, room_no = rooms.parse_room(room)
     slots.ensure(space)
-    rows = PalaceEntry.objects.filter(space=space, wing=wing, room_no=room_no).values_list(
-        "item_id", "skill_id"
+    rows = (
+        PalaceEntry.objects.filter(space=space, wing=wing, room_no=room_no)
+        .order_by()
+        .values_list("item_id", "skill_id")
     )
     items = {i for i, _ in rows if i is not None}
     skills = {s for _, s in rows if s is not None}
@@ -114,21 +116,47 @@ def room_members(space: Space, room: str) -> tuple[set[int], set[int]]:
 def neighbours(space: Space, hits: list[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
     """For each ("item" | "skill", id) hit, its coordinate and the ids in
     the slots beside it in its room (slot - 1 and slot + 1, occupied ones
-    only): cues from where it was learned. Two queries for all hits."""
+    only): cues from where it was learned. A few index probes for all hits."""
     if not hits:
         return {}
-    wanted = Q(pk=None)
-    for kind, pk in hits:
-        wanted |= Q(skill_id=pk) if kind == "skill" else Q(item_id=pk)
-    mine = list(PalaceEntry.objects.filter(space=space).filter(wanted))
+    # Plain IN probes of the indexes, unordered: an OR, a join for liveness
+    # or the model's id ordering makes SQLite walk the space's whole palace
+    # down its space index instead.
+    item_ids = [pk for kind, pk in hits if kind != "skill"]
+    skill_ids = [pk for kind, pk in hits if kind == "skill"]
+    rows = PalaceEntry.objects.filter(space=space).order_by()
+    mine = list(rows.filter(item_id__in=item_ids)) if item_ids else []
+    if skill_ids:
+        mine += list(rows.filter(skill_id__in=skill_ids))
     if not mine:
         return {}
-    around = Q(pk=None)
-    for e in mine:
-        around |= Q(wing=e.wing, room_no=e.room_no, slot__in=[e.slot - 1, e.slot + 1])
+    wanted = {(e.wing, e.room_no, s) for e in mine for s in (e.slot - 1, e.slot + 1)}
+    nearby = [
+        row
+        for row in rows.filter(
+            wing__in={e.wing for e in mine},
+            room_no__in={e.room_no for e in mine},
+            slot__in={s for _, _, s in wanted},
+        ).values_list("wing", "room_no", "slot", "item_id", "skill_id")
+        if row[:3] in wanted
+    ]
+    live_items = set(
+        MemoryItem.objects.filter(
+            pk__in=[r[3] for r in nearby if r[3] is not None],
+            status=MemoryItem.Status.ACTIVE,
+            expired_at=None,
+            screen_status=MemoryItem.Screen.OK,
+        ).values_list("pk", flat=True)
+    )
+    live_skills = set(
+        Skill.objects.filter(
+            pk__in=[r[4] for r in nearby if r[4] is not None], enabled=True
+        ).values_list("pk", flat=True)
+    )
     beside: dict[tuple[str, int, int], str] = {}
-    for n in PalaceEntry.objects.filter(space=space).filter(around).filter(_live()):
-        beside[(n.wing, n.room_no, n.slot)] = str(n.item_id or n.skill_id)
+    for wing, room_no, slot, item_id, skill_id in nearby:
+        if item_id in live_items or skill_id in live_skills:
+            beside[(wing, room_no, slot)] = str(item_id or skill_id)
     out: dict[tuple[str, int], dict[str, Any]] = {}
     for e in mine:
         key = ("skill", int(e.skill_id)) if e.skill_id else ("item", int(e.item_id or 0))
