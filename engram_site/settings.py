@@ -326,6 +326,10 @@ ENGRAM = {
     "RECALL_VECTOR_MODE": env_choice(
         "ENGRAM_RECALL_VECTOR_MODE", "auto", ("auto", "fuse", "rerank", "gate", "off")
     ),
+    # the memory palace: entries per room before the next room opens, and
+    # whether new entries enrol in spaced-repetition review (1 day first).
+    "ROOM_CAPACITY": env_int("ENGRAM_ROOM_CAPACITY", 9, minimum=1),
+    "REVIEW_ENROL": env_bool("ENGRAM_REVIEW_ENROL", True),
     # consolidation
     "CONSOLIDATE_IDLE_MINUTES": env_int("ENGRAM_CONSOLIDATE_IDLE_MINUTES", 20, minimum=1),
     "CONSOLIDATE_DAILY_AT": env_str("ENGRAM_CONSOLIDATE_DAILY_AT", "03:30"),

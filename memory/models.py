@@ -217,6 +217,8 @@ class MemoryItem(models.Model):
         EVENT = "event", "Event"
         INSTRUCTION = "instruction", "Standing instruction"
         INSIGHT = "insight", "Insight"
+        DECISION = "decision", "Decision"
+        EPISODE = "episode", "Episode"
 
     class Status(models.TextChoices):
         ACTIVE = "active", "Active"
@@ -523,6 +525,72 @@ class Skill(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+# --- The memory palace ------------------------------------------------------------------
+
+
+class PalaceEntry(models.Model):
+    """An entry's fixed place in the memory palace (room#slot), its placard
+    and its spaced-repetition schedule (memory/services/palace/).
+
+    A row of its own rather than columns on MemoryItem: skills are slotted
+    too, a forgotten or superseded entry keeps its row so its slot stays
+    taken (slots are never recycled), and the table's primary key is the
+    append-only tour route. The schedule lives on the same row so a write
+    costs one INSERT here. Rows are never reordered or renumbered."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="palace")
+    # SET_NULL: a deleted entry leaves its slot vacant rather than freeing
+    # the number for reuse (a hard forget blanks the placard first).
+    item = models.OneToOneField(
+        MemoryItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="palace"
+    )
+    skill = models.OneToOneField(
+        Skill, null=True, blank=True, on_delete=models.SET_NULL, related_name="palace"
+    )
+    # The room: its family (fact, preference, decision, episode, skill) and
+    # its number in that family (1 is "Fact Hall", 2 "Fact Hall-2").
+    wing = models.CharField(max_length=20)
+    room_no = models.PositiveIntegerField(default=1)
+    slot = models.PositiveIntegerField()
+    # The normalized subject, so a topic keeps landing in the same room.
+    topic = models.CharField(max_length=200, blank=True)
+    placard = models.CharField(max_length=120)
+    # The marker rule's parts, kept current when a later placard clashes
+    # with this one, so the refurb list is an index read, not a rescan.
+    placard_unique = models.BooleanField(default=True)
+    placard_clash = models.BooleanField(default=False)
+    placard_score = models.FloatField(default=0.0)
+    # SM-2: due_at is None for an entry not under review scheduling.
+    due_at = models.DateTimeField(null=True, blank=True)
+    interval_days = models.PositiveIntegerField(default=0)
+    ease = models.FloatField(default=2.5)
+    repetitions = models.PositiveIntegerField(default=0)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["space", "wing", "room_no", "slot"], name="palace_unique_slot"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["space", "wing", "room_no"], name="palace_room_idx"),
+            models.Index(fields=["space", "wing", "topic"], name="palace_topic_idx"),
+            models.Index(fields=["space", "placard"], name="palace_placard_idx"),
+            models.Index(fields=["space", "due_at"], name="palace_due_idx"),
+            models.Index(fields=["space", "placard_score"], name="palace_score_idx"),
+            # The highest item and skill slotted: what first use checks past.
+            models.Index(fields=["space", "item"], name="palace_item_idx"),
+            models.Index(fields=["space", "skill"], name="palace_skill_idx"),
+        ]
+        ordering = ["id"]
+        verbose_name_plural = "palace entries"
+
+    def __str__(self) -> str:
+        return f"{self.wing}-{self.room_no}#{self.slot}"
 
 
 # --- Bookkeeping -----------------------------------------------------------------------

@@ -63,6 +63,8 @@ def run(ctx: StepContext) -> StepResult:
         .exclude(kind__in=NEVER_DECAY)
         .filter(importance__lt=cfg("DECAY_PROTECT_IMPORTANCE"), last_seen__lt=now - min_age)
         .exclude(beliefs__status="active")  # evidence of a standing belief stays in view
+        # Under review scheduling, recall practice decides its fate, not age.
+        .exclude(palace__due_at__isnull=False)
         .only("pk", "last_seen", "frequency", "importance")
     )
     to_archive: list[tuple[int, float]] = []

@@ -35,6 +35,7 @@ class ContextBlocksOut(Schema):
     core_user: str
     core_agent: str
     environment: str
+    palace: str = ""
     recalled: str
     reminder: str = ""
 

@@ -28,7 +28,9 @@ class FactIn(Schema):
     subject: str = Field(default="", max_length=200)
     predicate: str = Field(default="", max_length=100)
     object: str = Field(default="", max_length=500)
-    kind: Literal["fact", "preference", "event", "instruction", "insight"] = "fact"
+    kind: Literal[
+        "fact", "preference", "event", "instruction", "insight", "decision", "episode"
+    ] = "fact"
     valid_from: str | None = Field(default=None, max_length=40)
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
     dry_run: bool = Field(default=False, description="Answer the plan and write nothing.")

@@ -169,7 +169,7 @@ class RememberFactIn(Schema):
     subject: str = Field(default="", max_length=200)
     predicate: str = Field(default="", max_length=100)
     object: str = Field(default="", max_length=500)
-    kind: Literal["fact", "preference", "event", "instruction"] = "fact"
+    kind: Literal["fact", "preference", "event", "instruction", "decision", "episode"] = "fact"
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
     scope: Scope | None = Field(default=None, description=SCOPE_DESCRIPTION)
 

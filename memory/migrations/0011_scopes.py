@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0009_import_jobs"),
+        ("memory", "0010_palace"),
     ]
 
     operations = [

@@ -1,7 +1,8 @@
 """The prompt context: what an agent puts in its system prompt this turn.
 
 Order is fixed, most stable first, so the prefix is prompt-cache friendly:
-the user block, the agent block, the host environment, then the memory
+the user block, the agent block, the host environment, the palace's room
+directory and due reviews (changes only when memory does), then the memory
 recalled for this query (the only part that changes from turn to turn).
 
 Core memory and the environment share one token budget
@@ -192,6 +193,38 @@ def _fit_core(label: str, block: Any, budget: int) -> str:
     )
 
 
+DUE_CAP = 100
+
+
+def render_palace(space: Space, *, budget: int) -> str:
+    """The room directory (slots used per room, its latest placard) and how
+    many entries are due for review: the corridor an agent picks a room
+    from before it searches (memory_search room=...). Whole lines only,
+    within `budget`; nothing for a space with an empty palace."""
+    from memory.services.palace import review, tour
+
+    rooms = tour.directory(space)
+    due = review.due_count(space, cap=DUE_CAP + 1)
+    if not rooms and not due:
+        return ""
+    head = "## MEMORY PALACE (newest room per wing: slots used/capacity, latest placard)"
+    lines = []
+    for r in rooms:
+        full = f" (after {r['rooms'] - 1} full)" if r["rooms"] > 1 else ""
+        placard = clean(r["latest_placard"])
+        lines.append(f"- {r['room']}: {r['used']}/{r['capacity']}{full}, latest “{placard}”")
+    if due:
+        shown = f"{DUE_CAP}+" if due > DUE_CAP else str(due)
+        lines.append(f"{shown} entries due for review (memory_review_queue).")
+    out = head
+    for line in lines:
+        candidate = f"{out}\n{line}"
+        if estimate_tokens(candidate) > budget:
+            break
+        out = candidate
+    return out if out != head else ""
+
+
 def _assess_reminder(space: Space, session_id: str | None) -> str:
     if not session_id or not settings.ENGRAM["ASSESS_REMINDER"]:
         return ""
@@ -241,12 +274,14 @@ def build_context(
     if environment and estimate_tokens(environment) > left:
         environment = truncate_to_tokens(environment, left) if left > 10 else ""
 
+    palace = render_palace(space, budget=left - estimate_tokens(environment))
+
     recalled, late = "", False
     if future is not None:
         recalled, late = _collect_recall(future, deadline=deadline, space=space, query=query)
 
     reminder = _assess_reminder(space, session_id)
-    parts = [p for p in (core_user, core_agent, environment, recalled, reminder) if p]
+    parts = [p for p in (core_user, core_agent, environment, palace, recalled, reminder) if p]
     text = "\n\n".join(parts)
     return {
         "text": text,
@@ -254,6 +289,7 @@ def build_context(
             "core_user": core_user,
             "core_agent": core_agent,
             "environment": environment,
+            "palace": palace,
             "recalled": recalled,
             "reminder": reminder,
         },

@@ -25,6 +25,7 @@ from memory.models import FactRevision, MemoryItem, Retraction, Session, Space, 
 from memory.screening import screen, screen_fact
 from memory.selectors import live_items
 from memory.services import audit, core, graph, identity
+from memory.services.palace import slots as palace_slots
 from memory.services.pipeline import core_patch, resolve, retrieve, rules
 from memory.services.pipeline.candidates import Candidate, content_hash, spellings
 
@@ -190,6 +191,9 @@ class Provenance:
     # or the request time of an explicit write.
     turn: Turn | None = None
     said_at: datetime | None = None
+    # New knowledge enrols in spaced-repetition review; a backfilled turn,
+    # an import or a distilled entry was not learned just now.
+    enrol: bool = True
 
 
 def _create(
@@ -232,6 +236,10 @@ def _create(
         metadata=metadata or {},
     )
     stated(item=item, prov=prov)
+    if item.is_live:
+        # Every write comes through here: this is where an entry is pinned
+        # to its room#slot (memory/services/palace/slots.py).
+        palace_slots.place_item(item, enrol=prov.enrol and not item.source.startswith("import"))
     return item
 
 
@@ -743,7 +751,7 @@ def save_derived(
     candidate, flagged = _screened(
         Candidate(text=text, kind=kind, subject=subject, importance=importance)
     )
-    prov = Provenance(source=source, actor=actor)
+    prov = Provenance(source=source, actor=actor, enrol=False)
     with transaction.atomic():
         if flagged:
             return quarantine(space=space, candidate=candidate, reasons=flagged, prov=prov)

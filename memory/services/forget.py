@@ -43,6 +43,7 @@ from memory.models import (
     Entity,
     EntityAlias,
     MemoryItem,
+    PalaceEntry,
     Relation,
     SessionSummary,
     Space,
@@ -51,6 +52,7 @@ from memory.models import (
 from memory.search import Target, query_terms, search
 from memory.services import audit, forget_verify, reclaim
 from memory.services.graph import revive_relations, suspend_relations
+from memory.services.palace import slots as palace_slots
 
 log = logging.getLogger(__name__)
 
@@ -256,6 +258,11 @@ def _hard_delete_items(*, space: Space, items: list[MemoryItem], actor: str) -> 
         # Adjudications of these items go with them (CASCADE); one quoting a
         # forgotten text under another item (a merge) goes too.
         Adjudication.objects.filter(space=space, candidate_text__in=texts).delete()
+        # The slot stays taken (never reused) but keeps nothing of the entry:
+        # its placard is a cue made from the text.
+        PalaceEntry.objects.filter(space=space, item_id__in=ids).update(
+            placard="", topic="", due_at=None
+        )
         MemoryItem.objects.filter(space=space, pk__in=ids).delete()
         Belief.objects.filter(pk__in=belief_ids, evidence=None).delete()
         Entity.objects.filter(pk__in=_orphan_entities(space=space, candidates=entity_ids)).delete()
@@ -500,6 +507,10 @@ def bring_back(*, item: MemoryItem, actor: str, archived_only: bool = False) -> 
             return False
         item.refresh_from_db(fields=["status", "last_seen", "metadata", "expired_at"])
         reopened = revive_relations(item=item)
+        if not PalaceEntry.objects.filter(item=item).exists():
+            # Forgotten or archived before the palace was built: it gets
+            # its slot now it is live again (not enrolled: nothing new).
+            palace_slots.place_item(item, enrol=False)
         audit.record(
             space=item.space_id,
             action="restore",

@@ -14,6 +14,7 @@ from memory.errors import Conflict, NotFound
 from memory.models import Skill, Space
 from memory.screening import redact
 from memory.services import audit
+from memory.services.palace import slots as palace_slots
 
 
 def skills(
@@ -64,6 +65,7 @@ def create_skill(
             audit.record(
                 space=space, action="add", target_type="skill", target_id=skill.pk, actor=actor
             )
+            palace_slots.place_skill(skill)
     except IntegrityError:
         raise Conflict(f"name: a skill named {name!r} already exists") from None
     return skill

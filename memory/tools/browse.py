@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from django.db.models import Q
+from django.db.models import F, Q
 from pydantic import Field
 
 from engram_site.bounds import Instant
@@ -20,8 +20,13 @@ from memory.tools.write import EntityOut, _entity_out, resolve_entity
 
 
 class TimelineIn(ToolArgs):
-    kind: Literal["fact", "preference", "event", "instruction", "insight"] | None = Field(
-        default=None, description="Only entries of this kind."
+    kind: (
+        Literal["fact", "preference", "event", "instruction", "insight", "decision", "episode"]
+        | None
+    ) = Field(default=None, description="Only entries of this kind.")
+    order: Literal["created", "tour"] = Field(
+        default="created",
+        description="created: newest first; tour: along the palace's fixed route, first slotted first.",
     )
     before: Instant | None = Field(default=None, description="Only entries created before this.")
     include_inactive: bool = Field(
@@ -39,7 +44,8 @@ class TimelineOut(ToolResult):
     title="Timeline",
     description=(
         "Browse memory entries by creation time, newest first, optionally of one kind "
-        "(fact, preference, event, instruction, insight); page with before."
+        "(fact, preference, event, instruction, insight, decision, episode); page with before. "
+        "order=tour walks them along the memory palace's fixed route instead."
     ),
     result=TimelineOut,
     read_only=True,
@@ -53,7 +59,15 @@ def memory_timeline(ctx: ToolContext, args: TimelineIn) -> dict[str, Any]:
         items = items.filter(kind=args.kind)
     if args.before:
         items = items.filter(created_at__lt=args.before)
-    return {"items": [item_out(i) for i in items.order_by("-created_at", "-id")[: args.limit]]}
+    if args.order == "tour":
+        from memory.services.palace import slots
+
+        slots.ensure(ctx.space)
+        # Entries never slotted (inactive since before the palace) come last.
+        ordered = items.order_by(F("palace__id").asc(nulls_last=True), "id")
+    else:
+        ordered = items.order_by("-created_at", "-id")
+    return {"items": [item_out(i) for i in ordered[: args.limit]]}
 
 
 # --- memory_episodes ---------------------------------------------------------------------------

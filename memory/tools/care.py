@@ -10,7 +10,7 @@ from typing import Any, Literal
 from django.db.models import Count
 from pydantic import Field
 
-from memory.models import AuditEvent, MemoryItem, SearchBatch, Skill, Turn
+from memory.models import AuditEvent, MemoryItem, PalaceEntry, SearchBatch, Skill, Turn
 from memory.selectors import fact_chain, space_status
 from memory.services import skills as skill_service
 from memory.tools._common import DRY_RUN, ItemOut, item_or_404, item_out
@@ -38,8 +38,21 @@ class AuditRow(ToolResult):
     detail: dict[str, Any]
 
 
+class PalaceOut(ToolResult):
+    coordinate: str = Field(description="room#slot")
+    placard: str
+    placard_score: float
+    due_at: datetime | None = Field(description="Next recall practice; null when not scheduled.")
+    interval_days: int
+    ease: float
+    repetitions: int
+
+
 class ReviewOut(ToolResult):
     item: ItemOut
+    palace: PalaceOut | None = Field(
+        default=None, description="Where it hangs in the memory palace and its review schedule."
+    )
     source_turns: list[SourceTurn]
     chain: list[ItemOut] = Field(description="Every version, oldest first.")
     contradictions: list[ItemOut]
@@ -50,8 +63,10 @@ class ReviewOut(ToolResult):
     "memory_review",
     title="Review an entry",
     description=(
-        "Audit one entry: the turns it came from, its supersede chain (every version, oldest "
-        "first), the entries it contradicts and its audit trail."
+        "Reveal and audit one entry: its text, its room#slot, placard and review schedule, the "
+        "turns it came from, its supersede chain (every version, oldest first), the entries it "
+        "contradicts and its audit trail. After recalling a memory_review_queue entry, grade "
+        "yourself with memory_report."
     ),
     result=ReviewOut,
     read_only=True,
@@ -67,8 +82,10 @@ def memory_review(ctx: ToolContext, args: ReviewIn) -> dict[str, Any]:
     events = AuditEvent.objects.filter(
         space=ctx.space, target_type="item", target_id=str(item.pk)
     ).order_by("-created_at", "-id")[:50]
+    entry = PalaceEntry.objects.filter(item=item).first()
     return {
         "item": item_out(item),
+        "palace": _palace_out(entry) if entry is not None else None,
         "source_turns": [
             {
                 "ref": t.ref,
@@ -87,6 +104,20 @@ def memory_review(ctx: ToolContext, args: ReviewIn) -> dict[str, Any]:
             {"action": e.action, "actor": e.actor, "created_at": e.created_at, "detail": e.detail}
             for e in events
         ],
+    }
+
+
+def _palace_out(entry: PalaceEntry) -> dict[str, Any]:
+    from memory.services.palace import rooms
+
+    return {
+        "coordinate": rooms.coordinate(entry.wing, entry.room_no, entry.slot),
+        "placard": entry.placard,
+        "placard_score": entry.placard_score,
+        "due_at": entry.due_at,
+        "interval_days": entry.interval_days,
+        "ease": entry.ease,
+        "repetitions": entry.repetitions,
     }
 
 

@@ -8,3 +8,4 @@ from memory.tools import browse  # noqa: F401
 from memory.tools import care  # noqa: F401
 from memory.tools import profile  # noqa: F401
 from memory.tools import guide  # noqa: F401
+from memory.tools import palace  # noqa: F401

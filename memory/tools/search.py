@@ -16,6 +16,7 @@ from memory.errors import NotFound
 from memory.models import SearchBatch
 from memory.schemas import SourceOut
 from memory.services import audit, skill_usage
+from memory.services.palace import tour
 from memory.services.recall import recall
 from memory.tools._common import AS_OF, KNOWN_AT, ResultType
 from memory.tools.registry import ToolArgs, ToolContext, ToolResult, tool
@@ -46,6 +47,13 @@ class ResultRow(ToolResult):
     current: bool | None = None
     superseded_by: str | None = None
     space: str = ""
+    coordinate: str | None = Field(
+        default=None, description="The entry's room#slot in the memory palace (top 5 hits)."
+    )
+    neighbours: list[str] | None = Field(
+        default=None,
+        description="Top 5 hits: ids in the slots beside it in its room, cues from its context.",
+    )
 
 
 class SearchIn(ToolArgs):
@@ -60,6 +68,13 @@ class SearchIn(ToolArgs):
         default=None, max_length=6, description="Only these result types."
     )
     session_id: str = SESSION
+    room: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=60,
+        description='Search inside one room of the palace ("Fact Hall", "Preference Pavilion-2"); '
+        "memory_tour lists the rooms.",
+    )
 
 
 class SearchOut(ToolResult):
@@ -71,6 +86,23 @@ class SearchOut(ToolResult):
 
 def _rows(response: Any) -> list[dict[str, Any]]:
     return [asdict(r) for r in response.results]
+
+
+PALACE_TYPES = ["fact", "insight", "skill"]
+ROOM_POOL = 100
+NEIGHBOURED = 5
+
+
+def _place_hits(ctx: ToolContext, rows: list[dict[str, Any]]) -> None:
+    """The top hits' coordinates and their room-mates' ids."""
+    hits = [r for r in rows if r["type"] in PALACE_TYPES][:NEIGHBOURED]
+    keys = [("skill" if r["type"] == "skill" else "item", int(r["id"])) for r in hits]
+    placed = tour.neighbours(ctx.space, keys)
+    for row, key in zip(hits, keys, strict=True):
+        found = placed.get(key)
+        if found is not None:
+            row["coordinate"] = found["coordinate"]
+            row["neighbours"] = found["neighbours"]
 
 
 def register_batch(
@@ -136,17 +168,31 @@ def live_batch(*, space: Any, batch_id: str) -> SearchBatch | None:
     examples=({"query": "where does the user live", "k": 5},),
 )
 def memory_search(ctx: ToolContext, args: SearchIn) -> dict[str, Any]:
+    types: list[str] | None = [str(t) for t in args.types] if args.types else None
+    members = None
+    if args.room is not None:
+        # Corridor routing: the room is chosen first, and only what hangs in
+        # it is ranked. Recall ranks a deeper pool of entry types and the
+        # room's members are kept (a room holds a handful of entries).
+        members = tour.room_members(ctx.space, args.room)
+        types = [t for t in (types or PALACE_TYPES) if t in PALACE_TYPES]
     response = recall(
         spaces=ctx.read_spaces,
         query=args.query,
-        k=args.k,
+        k=args.k if members is None else max(args.k, ROOM_POOL),
         as_of=args.as_of,
         known_at=args.known_at,
         include_history=args.include_history,
-        types=list(args.types) if args.types else None,
+        types=types,
     )
+    if members is not None:
+        items, skills = members
+        response.results = [
+            r for r in response.results if int(r.id) in (skills if r.type == "skill" else items)
+        ][: args.k]
     skill_usage.returned(space_id=ctx.space.pk, results=response.results)
     rows = _rows(response)
+    _place_hits(ctx, rows)
     batch_id = register_batch(ctx=ctx, session_id=args.session_id, query=args.query, rows=rows)
     return {
         "results": rows,

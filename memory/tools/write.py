@@ -33,7 +33,7 @@ from memory.tools._common import (
 )
 from memory.tools.registry import ToolArgs, ToolContext, ToolResult, tool
 
-FactKind = Literal["fact", "preference", "event", "instruction"]
+FactKind = Literal["fact", "preference", "event", "instruction", "decision", "episode"]
 
 
 class PlanOut(ToolResult):
@@ -619,7 +619,8 @@ class ReportOut(ToolResult):
     grade: int | None = None
     usage_count: int | None = Field(default=None, description="A skill's uses so far.")
     next_due: datetime | None = Field(
-        default=None, description="Next review date, once spaced repetition is enabled."
+        default=None,
+        description="Next review date (spaced repetition); null for an entry not under review.",
     )
     dry_run: bool = False
 
@@ -630,8 +631,10 @@ class ReportOut(ToolResult):
     description=(
         "Report how an entry worked out when you relied on it: outcome success raises its "
         "importance by 0.05, failure lowers it by 0.1 (persistently useless entries decay "
-        "away). Or grade your recall of it 0-5. For a skill you followed, pass skill_id: "
-        "its use is counted and what it relies on is kept fresh."
+        "away). Or grade your recall of it 0-5 after memory_review_queue (SM-2: the answer "
+        "says when it is due again; an outcome moves a scheduled entry's review too). For a "
+        "skill you followed, pass skill_id: its use is counted and what it relies on is kept "
+        "fresh."
     ),
     result=ReportOut,
     read_only=False,
@@ -651,7 +654,9 @@ def memory_report(ctx: ToolContext, args: ReportIn) -> dict[str, Any]:
         importance = round(min(1.0, max(0.0, importance + step)), 4)
     if args.dry_run:
         return {"id": str(item.pk), "importance": importance, "grade": args.grade, "dry_run": True}
+    next_due = None
     with transaction.atomic():
+        next_due = _reschedule(item, args)
         meta = dict(item.metadata or {})
         reports = meta.setdefault("reports", {"success": 0, "failure": 0})
         if args.outcome is not None:
@@ -670,7 +675,25 @@ def memory_report(ctx: ToolContext, args: ReportIn) -> dict[str, Any]:
             importance=importance,
             **({"note": args.note} if args.note else {}),
         )
-    return {"id": str(item.pk), "importance": importance, "grade": args.grade}
+    return {"id": str(item.pk), "importance": importance, "grade": args.grade, "next_due": next_due}
+
+
+def _reschedule(item: MemoryItem, args: ReportIn) -> datetime | None:
+    """Advance the entry's SM-2 schedule: a grade always does (grading is
+    practising, so it enrols an entry not scheduled yet); an outcome does,
+    read as a grade, only for an entry already under review."""
+    from memory.services.palace import review
+
+    entry = review.entry_for(item)
+    if entry is None:
+        return None  # not live: nothing to practise
+    if args.grade is not None:
+        grade = args.grade
+    elif args.outcome is not None and entry.due_at is not None:
+        grade = review.OUTCOME_GRADE[args.outcome]
+    else:
+        return entry.due_at
+    return review.record(entry=entry, grade=grade).due_at
 
 
 def _report_skill(ctx: ToolContext, args: ReportIn) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from memory.models import (
     Entity,
     MemoryItem,
     MemoryVector,
+    PalaceEntry,
     Relation,
     Skill,
     Space,
@@ -349,6 +350,8 @@ def test_an_archived_fact_leaves_the_graph_and_the_dashboard_restores_it(
     )
     long_ago = timezone.now() - timedelta(days=400)
     MemoryItem.objects.filter(pk=stale["id"]).update(last_seen=long_ago)
+    # Out of review scheduling (as a backfilled entry is): only then does it decay.
+    PalaceEntry.objects.filter(item_id=stale["id"]).update(due_at=None)
 
     with django_capture_on_commit_callbacks(execute=True):
         started = api.post(

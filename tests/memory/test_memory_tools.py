@@ -17,8 +17,10 @@ def post(api, path, body):  # type: ignore[no-untyped-def]
     return api.post(f"/api/v1/memory/{path}", body, content_type="application/json")
 
 
-# The contract's tool names, less memory_tour and memory_review_queue (the palace issue).
+# The contract's tool names.
 EXPECTED_TOOLS = {
+    "memory_tour",
+    "memory_review_queue",
     "memory_save",
     "memory_search",
     "memory_forget",

@@ -107,6 +107,9 @@ def _parse(raw: dict[str, Any], seen: Counter[str]) -> TurnData:
     metadata = raw.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise ValueError("metadata: must be an object")
+    # Marked so the pipeline knows these facts are history, not news (they
+    # are slotted in the palace but never enrolled for review).
+    metadata = {**metadata, "backfill": True}
     return TurnData(session_id=session_id, role=role, text=text, ts=ts, ref=ref, metadata=metadata)
 
 

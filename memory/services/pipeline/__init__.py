@@ -158,6 +158,9 @@ def process(job: IngestJob) -> dict[str, Any]:
         turn_refs=(turn.ref or f"turn:{turn.pk}",),
         turn=turn,
         said_at=turn.ts,
+        # A turn of a history backfill (memory_ingest_history) is the past
+        # replayed: its facts are slotted but not put up for review.
+        enrol=not (turn.metadata or {}).get("backfill"),
     )
     # A fact routed to the user space keeps no link to the project's session
     # or turn: every project linked to that user space reads it, and none of

@@ -40,7 +40,7 @@ FUNCTIONAL_PREDICATES = frozenset(
     }
 )
 
-KINDS = ("fact", "preference", "event", "instruction", "insight")
+KINDS = ("fact", "preference", "event", "instruction", "insight", "decision", "episode")
 
 
 @dataclass

@@ -212,6 +212,8 @@ def calls(seeded: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "memory_skills": {"query": ""},
         "memory_profile": {"action": "view"},
         "memory_guide": {"language": "ru"},
+        "memory_tour": {"mode": "fixed", "limit": 5},
+        "memory_review_queue": {"include_not_due": True},
     }
 
 
@@ -281,7 +283,7 @@ def test_a_bad_argument_is_a_tool_error_naming_the_field(transport, http_url, ke
             await client.call_tool("memory_examine", {"ids": []}),
             await client.call_tool("memory_save", {"txt": "typo"}),
             await client.call_tool("memory_review", {"id": "999999"}),
-            await client.call_tool("memory_tour", {}),
+            await client.call_tool("memory_teleport", {}),
         ]
 
     k, ids, typo, missing, unknown = run(body)
@@ -289,7 +291,7 @@ def test_a_bad_argument_is_a_tool_error_naming_the_field(transport, http_url, ke
     assert ids.is_error and "ids:" in ids.content[0].text
     assert typo.is_error and "txt:" in typo.content[0].text
     assert missing.is_error and "not found" in missing.content[0].text
-    assert unknown.is_error and "memory_tour" in unknown.content[0].text
+    assert unknown.is_error and "memory_teleport" in unknown.content[0].text
 
 
 def test_another_spaces_ids_are_not_found(http_url, keys, seeded):

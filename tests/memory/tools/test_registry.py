@@ -54,8 +54,8 @@ def test_a_bad_argument_is_a_422_naming_the_field(call):
 
 
 def test_an_unknown_tool_is_404_and_bad_json_is_4xx(api):
-    response = api.post("/api/v1/tools/memory_tour", {}, content_type="application/json")
-    assert response.status_code == 404 and "memory_tour" in response.json()["detail"]
+    response = api.post("/api/v1/tools/memory_teleport", {}, content_type="application/json")
+    assert response.status_code == 404 and "memory_teleport" in response.json()["detail"]
     response = api.post("/api/v1/tools/memory_stats", b"{not json", content_type="application/json")
     assert response.status_code == 422 and "JSON" in response.json()["detail"]
     response = api.post("/api/v1/tools/memory_stats", [1, 2], content_type="application/json")

@@ -1,0 +1,7 @@
+"""The memory palace: every live entry pinned to a room#slot coordinate
+(slots), a short marker scored for distinctiveness (placards), an
+append-only route through it (tour) and spaced-repetition practice (review).
+
+The write path calls `slots.place_item` / `slots.place_skill`; everything
+else reads. Data written around the write path (imports, rows from before
+the palace existed) is slotted on first use by `slots.slot_missing`."""
