@@ -9,9 +9,10 @@ from __future__ import annotations
 from django.db import transaction
 
 from memory.errors import Invalid
-from memory.models import MemoryItem, Space
+from memory.models import MemoryItem, PalaceEntry, Space
 from memory.screening import screen_fact
 from memory.services import audit, facts
+from memory.services.palace import slots as palace_slots
 
 
 def check(*, old: MemoryItem, text: str) -> str:
@@ -93,5 +94,9 @@ def release(*, item: MemoryItem, actor: str) -> bool:
         )
         if item.is_live:
             facts.link_item(space=item.space, item=item)
+            if not PalaceEntry.objects.filter(item=item).exists():
+                # Quarantined entries are never slotted; live now, it gets
+                # its room#slot (not enrolled in review: it is not new).
+                palace_slots.place_item(item, enrol=False)
     transaction.on_commit(lambda: facts.embed_later(space_id=item.space_id, item_ids=[item.pk]))
     return True

@@ -141,6 +141,7 @@ def test_the_operator_sets_it_in_the_admin_and_the_edit_is_audited(two, client) 
         f"/admin/memory/space/{space.pk}/change/",
         {
             "name": "tenant",
+            "kind": "user",
             "description": "a tenant",
             "created_at_0": created.strftime("%Y-%m-%d"),
             "created_at_1": created.strftime("%H:%M:%S"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from memory.models import AuditEvent, CoreBlockVersion, MemoryItem
+from memory.models import AuditEvent, CoreBlockVersion, MemoryItem, PalaceEntry
 from memory.services import core
 
 pytestmark = pytest.mark.django_db
@@ -79,9 +79,11 @@ def test_forget_restore_and_release_are_admin_actions(api, space, staff):
     assert a.status == "active" and b.status == "forgotten"
 
     MemoryItem.objects.filter(pk=a.pk).update(screen_status="flagged", screen_reasons=["x"])
+    PalaceEntry.objects.filter(item=a).delete()  # as if it had been quarantined on write
     assert staff.post(url, {"action": "release", "_selected_action": [a.pk]}).status_code == 302
     a.refresh_from_db()
     assert a.screen_status == "ok" and a.is_live
+    assert PalaceEntry.objects.filter(item=a).exists()  # released into its room#slot
     event = AuditEvent.objects.get(space=space, action="release", target_id=str(a.pk))
     assert event.detail["reasons"] == ["x"] and event.actor == "admin:curator"
     # No delete and no add: forgetting is the way out, the API the way in.
