@@ -57,6 +57,9 @@ def correct(*, space: Space, old: MemoryItem, text: str, actor: str, source: str
             metadata={"corrects": old.pk},
         )
         facts.supersede(old=old, new=new, actor=actor)
+        # Made here, not by the write path's _create: it gets its room#slot
+        # the same way (not enrolled in review: the entry is not new).
+        palace_slots.place_item(new, enrol=False)
         audit.record(
             space=space,
             action="update",

@@ -42,6 +42,7 @@ def test_correcting_a_fact_makes_a_new_version_and_keeps_the_old(api, space, sta
     assert old.superseded_by_id == new.pk and old.expired_at is not None
     assert new.text == "Priya works at Initech as an analyst" and new.is_live
     assert new.valid_from == old.valid_from and new.kind == old.kind
+    assert PalaceEntry.objects.filter(item=new).exists()  # in its room#slot like any write
     assert AuditEvent.objects.filter(space=space, action="update", target_id=str(new.pk)).exists()
 
 
