@@ -3,9 +3,9 @@ screening battery is skipped for ordinary chat.
 
 Every match of a pattern like `\\b(?:ignore|disregard)\\s+(?:all\\s+)?previous`
 contains "previous", and one of "ignore" or "disregard". `required()` reads
-the parsed pattern and picks such a set of literals; `may_match()` answers
-False only when none of them is in the text, in which case the regex could not
-have matched either. Both sides are case-folded and the characters the regex
+the parsed pattern and picks such sets of literals; `live()` drops a pattern
+only when a set has none of its literals in the text, in which case the regex
+could not have matched either. Both sides are case-folded and the characters the regex
 engine treats as case-equivalent ("ı" and "i", "ſ" and "s", ...) are mapped
 together, so an IGNORECASE match is never ruled out. A pattern with no
 required literal is always run.
@@ -253,22 +253,3 @@ def live(
             if all(not need.isdisjoint(present) for need in rule.needs[i][1:])
         )
     return [rule.patterns[i] for i in sorted(ids)]
-
-
-_single: dict[int, tuple[re.Pattern[str], ...]] = {}
-
-
-def may_match(pattern: re.Pattern[str], text: str) -> bool:
-    """False only when `pattern` cannot match anywhere in `text`."""
-    one = _single.get(id(pattern))
-    if one is None or one[0] is not pattern:
-        one = _single[id(pattern)] = (pattern,)
-    return bool(live(one, text))
-
-
-def finditer(pattern: re.Pattern[str], text: str) -> Any:
-    return pattern.finditer(text) if may_match(pattern, text) else ()
-
-
-def search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
-    return pattern.search(text) if may_match(pattern, text) else None
