@@ -3,7 +3,9 @@ to be set for the embedded default (SQLite in ./data, local broker, no LLM)."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -34,8 +36,19 @@ def _secret_key() -> str:
         return configured
     path = DATA_DIR / "secret_key"
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
+        # The web, worker and beat processes start together on a fresh data
+        # directory: write the key to a private file and link it into place,
+        # so no process ever reads a half-written (empty) key and the first
+        # one to link wins.
+        fd, tmp = tempfile.mkstemp(dir=DATA_DIR, prefix=".secret_key.")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_urlsafe(50))
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
     return path.read_text().strip()
 
 
