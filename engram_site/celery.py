@@ -37,6 +37,8 @@ app.conf.update(
     task_routes={
         "memory.process_ingest_job": {"queue": INGEST_QUEUE},
         "memory.process_ingest_jobs": {"queue": INGEST_QUEUE},
+        # Bulk work on behalf of no one waiting: behind the pipeline's chunks.
+        "memory.slot_palace": {"queue": INGEST_QUEUE},
     },
 )
 app.autodiscover_tasks()

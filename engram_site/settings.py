@@ -349,6 +349,9 @@ ENGRAM = {
     # whether new entries enrol in spaced-repetition review (1 day first).
     "ROOM_CAPACITY": env_int("ENGRAM_ROOM_CAPACITY", 9, minimum=1),
     "REVIEW_ENROL": env_bool("ENGRAM_REVIEW_ENROL", True),
+    # Entries given a palace place per background slotting task (a store from
+    # before the palace, a large import); the task sends itself again for more.
+    "PALACE_SLOT_TASK_LIMIT": env_int("ENGRAM_PALACE_SLOT_TASK_LIMIT", 5000, minimum=1),
     # consolidation
     "CONSOLIDATE_IDLE_MINUTES": env_int("ENGRAM_CONSOLIDATE_IDLE_MINUTES", 20, minimum=1),
     "CONSOLIDATE_DAILY_AT": env_str("ENGRAM_CONSOLIDATE_DAILY_AT", "03:30"),
@@ -409,6 +412,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memory.embed_pending",
         "schedule": float(ENGRAM["EMBED_SWEEP_SECONDS"]),
         "options": {"expires": float(ENGRAM["EMBED_SWEEP_SECONDS"])},
+    },
+    "slot-palaces": {
+        "task": "memory.slot_palaces",
+        "schedule": 600.0,
+        "options": {"expires": 600.0},
     },
     "refresh-environment": {
         "task": "environment.refresh_probe",

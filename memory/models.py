@@ -38,6 +38,10 @@ class Space(models.Model):
         default=False,
         help_text="Keys of this space may see the server host's environment and check paths on it.",
     )
+    # Since when this space may hold live entries without a palace place:
+    # rows from before the palace, or stored around the write path (imports).
+    # None once a full pass found none (memory.services.palace.slots).
+    palace_backlog_at = models.DateTimeField(null=True, blank=True, default=timezone.now)
 
     class Meta:
         ordering = ["name"]

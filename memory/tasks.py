@@ -75,3 +75,50 @@ def embed_pending() -> int:
     from memory import embeddings
 
     return embeddings.embed_pending_everywhere(limit_per_space=settings.ENGRAM["EMBED_SWEEP_LIMIT"])
+
+
+# One slotting task per space at a time: the cache key is its claim, taken by
+# whoever schedules it and given back when the backlog is gone.
+_SLOTTING_KEY = "palace-slotting:{}"
+_SLOTTING_CLAIM_SECONDS = 900
+
+
+@shared_task(name="memory.slot_palace", ignore_result=True, acks_late=True)
+def slot_palace(space_id: int) -> None:
+    """Give a space's backlog its palace places, a bounded share per task:
+    it runs on the ingest queue between the pipeline's own chunks, and sends
+    itself again until the backlog is gone."""
+    from django.conf import settings
+    from django.core.cache import cache
+
+    from memory.services.palace import slots
+
+    if slots.clear_backlog(space_id, limit=settings.ENGRAM["PALACE_SLOT_TASK_LIMIT"]):
+        cache.delete(_SLOTTING_KEY.format(space_id))
+    else:
+        cache.touch(_SLOTTING_KEY.format(space_id), _SLOTTING_CLAIM_SECONDS)
+        slot_palace.delay(space_id)
+
+
+def schedule_slotting(space_id: int) -> bool:
+    """Send the slotting task for a space unless one is already on its way."""
+    from django.core.cache import cache
+
+    try:
+        claimed = cache.add(_SLOTTING_KEY.format(space_id), 1, _SLOTTING_CLAIM_SECONDS)
+    except Exception:  # the cache is away: a second task is harmless (idempotent)
+        claimed = True
+    if claimed:
+        slot_palace.delay(space_id)
+    return bool(claimed)
+
+
+@shared_task(name="memory.slot_palaces", ignore_result=True)
+def slot_palaces() -> int:
+    """Beat: every space still marked with a backlog gets its slotting task
+    (a store upgraded from before the palace is slotted while it idles,
+    whether or not anyone reads its palace)."""
+    from memory.models import Space
+
+    ids = Space.objects.filter(palace_backlog_at__isnull=False).values_list("pk", flat=True)
+    return sum(schedule_slotting(pk) for pk in ids)

@@ -4,22 +4,9 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
 
-
-def slot_existing(apps, schema_editor):
-    """Pin every live entry and skill already stored to its room#slot,
-    oldest first, without enrolling any for review (they were not learned
-    just now). Idempotent: what has a place keeps it."""
-    from memory.services.palace import slots
-
-    Space = apps.get_model("memory", "Space")
-    for space_id in Space.objects.values_list("pk", flat=True):
-        slots.slot_missing(
-            space_id,
-            item_model=apps.get_model("memory", "MemoryItem"),
-            skill_model=apps.get_model("memory", "Skill"),
-            entry_model=apps.get_model("memory", "PalaceEntry"),
-        )
-
+# Schema only: entries already stored get their places after the upgrade, in
+# the background and in batches (memory.services.palace.slots.slot_missing,
+# `manage.py slot_palace`), so an upgrade of a large store does not hang here.
 
 class Migration(migrations.Migration):
 
@@ -62,5 +49,4 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('space', 'wing', 'room_no', 'slot'), name='palace_unique_slot')],
             },
         ),
-        migrations.RunPython(slot_existing, migrations.RunPython.noop),
     ]

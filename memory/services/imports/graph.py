@@ -174,6 +174,7 @@ def _check_rows(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> Non
 
 def check_dump(dump: Any) -> tuple[int, int]:
     """Validate a dump without writing; (nodes, edges)."""
+
     nodes, edges = _validate(dump)
     _check_rows(nodes, edges)
     return len(nodes), len(edges)
@@ -282,6 +283,8 @@ def import_graph(
     total, report)` is called inside each chunk's transaction, so what it
     records is exactly what committed (a dry run's, after the rollback). With `dry_run` every chunk is rolled
     back and the counts are what a real run would do."""
+    from memory.services.palace import slots as palace_slots
+
     nodes, edges = _validate(dump)
     _check_rows(nodes, edges)
     # Node names and properties become entities and facts: redacted first
@@ -302,6 +305,9 @@ def import_graph(
                         importer.node(row)
                     else:
                         importer.edge(row)
+                # The facts made here get their palace places on the
+                # palace's next read, or in the background if many.
+                palace_slots.mark_backlog(space.pk)
                 if dry_run:
                     raise _DryRun
                 if progress is not None:

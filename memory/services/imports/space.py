@@ -510,6 +510,7 @@ def import_space(
     naming the field; nothing is written then. An import job importing
     slices records one audit event for them all (`record_audit=False`)."""
     from memory.services import mirror
+    from memory.services.palace import slots as palace_slots
 
     _check(data)
     # An export from elsewhere (or from before redaction covered a kind) may
@@ -527,6 +528,9 @@ def import_space(
         _beliefs(space, data, items, report)
         _skills(space, data, report)
         blocks = _core_blocks(space, data, report)
+        # Items and skills imported here get their palace places on the
+        # palace's next read, or in the background if there are many.
+        palace_slots.mark_backlog(space.pk)
         if record_audit:
             audit.record(
                 space=space,

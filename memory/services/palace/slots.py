@@ -11,12 +11,14 @@ new one is scored against, one INSERT writes the row."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Subquery
+from django.db.models import Max, Q, Subquery
 from django.utils import timezone
 
 from memory.services.palace import placards, rooms
@@ -184,61 +186,286 @@ def place_skill(skill: Any, *, entry_model: Any = None) -> Any:
     )
 
 
+# A backlog this small is slotted on the spot by the read that finds it;
+# a larger one in the background, so no request waits for it.
+INLINE_MAX = 2000
+CHUNK = 500
+
+
+@dataclass
+class _Peer:
+    """An entry as the planner sees it: its placard and room, and whether
+    its score parts changed (existing rows get one bulk UPDATE)."""
+
+    pk: int | None
+    placard: str
+    wing: str
+    room_no: int
+    unique: bool
+    clash: bool
+    changed: bool = False
+
+
+def _plan_chunk(space_id: int, targets: list[tuple[dict[str, Any], str, str, str]]) -> int:
+    """Slot a chunk of entries in a handful of queries, with exactly the
+    outcome of placing them one by one with `_place` (same rooms, slots,
+    placard scores and twins' downgrades): the rooms, topics and placards
+    they can touch are read once, the choices made in memory, the rows
+    written in one INSERT. `targets` are (target, wing, topic, placard),
+    oldest first."""
+    from memory.models import PalaceEntry
+
+    cap = rooms.capacity()
+    rows = PalaceEntry.objects.filter(space_id=space_id).order_by()
+    wings = {w for _t, w, _tp, _p in targets}
+    newest: dict[str, tuple[int, int] | None] = {}
+    for wing in wings:
+        top = rows.filter(wing=wing).order_by("-room_no", "-slot").values_list("room_no", "slot")
+        first = top.first()
+        newest[wing] = (int(first[0]), int(first[1])) if first else None
+    topics = {(w, tp) for _t, w, tp, _p in targets if tp}
+    topic_room: dict[tuple[str, str], int] = {}
+    if topics:
+        latest = (
+            rows.filter(wing__in=wings, topic__in={tp for _w, tp in topics})
+            .values("wing", "topic")
+            .annotate(last=Max("id"))
+            .values_list("last", flat=True)
+        )
+        for wing, topic, room_no in rows.filter(pk__in=list(latest)).values_list(
+            "wing", "topic", "room_no"
+        ):
+            topic_room[(wing, topic)] = int(room_no)
+    known_rooms = {(w, n) for (w, _tp), n in topic_room.items()}
+    known_rooms |= {(w, top[0]) for w, top in newest.items() if top}
+    room_top: dict[tuple[str, int], int] = {}
+    by_room: dict[tuple[str, int], list[_Peer]] = {}
+    by_placard: dict[str, list[_Peer]] = {}
+    fields = ("pk", "placard", "wing", "room_no", "placard_unique", "placard_clash")
+    existing: dict[int, _Peer] = {}
+    if known_rooms:
+        in_rooms = Q(pk=None)
+        for wing, room_no in known_rooms:
+            in_rooms |= Q(wing=wing, room_no=room_no)
+        for wing, room_no, top_slot in (
+            rows.filter(in_rooms)
+            .values("wing", "room_no")
+            .annotate(top=Max("slot"))
+            .values_list("wing", "room_no", "top")
+        ):
+            room_top[(wing, int(room_no))] = int(top_slot)
+        room_rows = rows.filter(in_rooms).values_list(*fields)
+    else:
+        room_rows = rows.none().values_list(*fields)
+    same_rows = rows.filter(placard__in={p for _t, _w, _tp, p in targets}).values_list(*fields)
+    for pk, placard, wing, room_no, unique, clash in list(room_rows) + list(same_rows):
+        if pk not in existing:
+            existing[pk] = _Peer(pk, placard, wing, int(room_no), unique, clash)
+    for peer in existing.values():
+        if (peer.wing, peer.room_no) in known_rooms:
+            by_room.setdefault((peer.wing, peer.room_no), []).append(peer)
+        by_placard.setdefault(peer.placard, []).append(peer)
+
+    now = timezone.now()
+    new_rows = []
+    for target, wing, topic, placard in targets:
+        topical = None
+        if topic and (wing, topic) in topic_room:
+            room = topic_room[(wing, topic)]
+            topical = (room, room_top.get((wing, room), 0))
+        room_no, slot = choose(newest[wing], topical, capacity=cap)
+        mates = by_room.setdefault((wing, room_no), [])
+        twins = by_placard.setdefault(placard, [])
+        mine = placards.prefix(placard)
+        clashing = [m for m in mates if placards.prefix(m.placard) == mine]
+        peer = _Peer(None, placard, wing, room_no, unique=not twins, clash=bool(clashing))
+        for other in twins:
+            other.changed |= other.unique
+            other.unique = False
+        for other in clashing:
+            other.changed |= not other.clash
+            other.clash = True
+        mates.append(peer)
+        twins.append(peer)
+        room_top[(wing, room_no)] = slot
+        if newest[wing] is None or room_no > newest[wing][0]:  # type: ignore[index]
+            newest[wing] = (room_no, slot)
+        elif room_no == newest[wing][0]:  # type: ignore[index]
+            newest[wing] = (room_no, max(slot, newest[wing][1]))  # type: ignore[index]
+        if topic:
+            topic_room[(wing, topic)] = room_no
+        new_rows.append((peer, target, slot, topic))
+
+    entries = []
+    for peer, target, slot, topic in new_rows:
+        entries.append(
+            PalaceEntry(
+                space_id=space_id,
+                wing=peer.wing,
+                room_no=peer.room_no,
+                slot=slot,
+                topic=topic,
+                placard=peer.placard,
+                placard_unique=peer.unique,
+                placard_clash=peer.clash,
+                placard_score=placards.score(
+                    peer.placard, unique=peer.unique, clash=peer.clash
+                ).value,
+                due_at=None,
+                created_at=now,
+                **target,
+            )
+        )
+    PalaceEntry.objects.bulk_create(entries)
+    changed = [
+        PalaceEntry(
+            pk=p.pk,
+            placard_unique=p.unique,
+            placard_clash=p.clash,
+            placard_score=placards.score(p.placard, unique=p.unique, clash=p.clash).value,
+        )
+        for p in existing.values()
+        if p.changed
+    ]
+    if changed:
+        PalaceEntry.objects.bulk_update(
+            changed, ["placard_unique", "placard_clash", "placard_score"]
+        )
+    return len(entries)
+
+
+def _unslotted(space_id: int) -> tuple[Any, Any]:
+    from memory.models import MemoryItem, Skill
+
+    items = MemoryItem.objects.filter(
+        space_id=space_id,
+        status=MemoryItem.Status.ACTIVE,
+        screen_status=MemoryItem.Screen.OK,
+        expired_at=None,
+        palace__isnull=True,
+    )
+    return items, Skill.objects.filter(space_id=space_id, palace__isnull=True)
+
+
+def backlog(space_id: int, *, upto: int | None = None) -> int:
+    """How many live items and skills of the space have no place (counted
+    up to `upto`, which bounds the work when the answer is "many")."""
+    items, skills = _unslotted(space_id)
+    if upto is None:
+        return items.count() + skills.count()
+    n = len(items.values_list("pk", flat=True)[: upto + 1])
+    return n + len(skills.values_list("pk", flat=True)[: max(0, upto + 1 - n)])
+
+
 def slot_missing(
-    space_id: int, *, item_model: Any = None, skill_model: Any = None, entry_model: Any = None
+    space_id: int,
+    *,
+    progress: Callable[[int], None] | None = None,
+    limit: int | None = None,
 ) -> int:
     """Slot every live item and skill that has no place yet (rows from
     before the palace, imports, entries accepted after review), oldest
-    first, never enrolled: they were not learned just now. Idempotent; the
-    migration passes its historical models."""
-    from memory.models import MemoryItem, PalaceEntry, Skill
-
-    item_model = item_model or MemoryItem
-    skill_model = skill_model or Skill
-    entry_model = entry_model or PalaceEntry
+    first, never enrolled: they were not learned just now. In chunks, each
+    its own short transaction, so writers go on between them and an
+    interrupted run resumes where it stopped. Idempotent. With `limit`, stops
+    after about that many (whole chunks); `backlog()` tells what is left."""
+    items, skills = _unslotted(space_id)
     placed = 0
-    items = item_model.objects.filter(
-        space_id=space_id,
-        status="active",
-        screen_status="ok",
-        expired_at=None,
-        palace__isnull=True,
-    ).order_by("created_at", "pk")
-    for item in items.iterator(chunk_size=500):
-        place_item(item, enrol=False, entry_model=entry_model)
+    last: tuple[datetime, int] | None = None
+    while limit is None or placed < limit:
+        page = items.order_by("created_at", "pk")
+        if last is not None:
+            page = page.filter(Q(created_at__gt=last[0]) | Q(created_at=last[0], pk__gt=last[1]))
+        chunk = list(page[:CHUNK])
+        if not chunk:
+            break
+        targets = [
+            (
+                {"item_id": i.pk},
+                rooms.wing_for(i.kind),
+                topic_of(i.subject),
+                placards.make(
+                    text=i.text,
+                    subject=i.subject,
+                    predicate=i.predicate,
+                    kind=i.kind,
+                    when=i.valid_from or i.created_at,
+                ),
+            )
+            for i in chunk
+        ]
+        placed += _in_transaction(space_id, targets)
+        last = (chunk[-1].created_at, chunk[-1].pk)
+        if progress:
+            progress(len(chunk))
+    if limit is not None and placed >= limit:
+        return placed
+    for skill in skills.order_by("pk"):
+        with transaction.atomic():
+            place_skill(skill)
         placed += 1
-    for skill in skill_model.objects.filter(space_id=space_id, palace__isnull=True).order_by("pk"):
-        place_skill(skill, entry_model=entry_model)
-        placed += 1
+        if progress:
+            progress(1)
     return placed
 
 
-def ensure(space: Any) -> None:
-    """First use: slot what was written around the write path (imports,
-    skills made directly). Those rows are newer than anything slotted, so
-    the check is two index seeks past the highest item and skill ids in the
-    palace, not an anti-join over the whole store; a restored entry is
-    slotted when it comes back (forget.bring_back), and rows from before the
-    palace by the migration."""
-    from memory.models import MemoryItem, PalaceEntry, Skill
+def _in_transaction(space_id: int, targets: list[tuple[dict[str, Any], str, str, str]]) -> int:
+    from memory.models import PalaceEntry
 
-    # One MAX per query: SQLite reads a lone MAX off the index's end, two
-    # in one SELECT make it scan.
-    slotted = PalaceEntry.objects.filter(space=space)
-    top = {
-        "item": slotted.aggregate(m=Max("item_id"))["m"],
-        "skill": slotted.aggregate(m=Max("skill_id"))["m"],
-    }
-    missing = (
-        MemoryItem.objects.filter(
-            space=space,
-            pk__gt=top["item"] or 0,
-            status=MemoryItem.Status.ACTIVE,
-            screen_status=MemoryItem.Screen.OK,
-            expired_at=None,
-        ).exists()
-        or Skill.objects.filter(space=space, pk__gt=top["skill"] or 0).exists()
-    )
-    if missing:
-        with transaction.atomic():
-            slot_missing(space.pk)
+    for _attempt in range(3):
+        try:
+            with transaction.atomic():
+                return _plan_chunk(space_id, targets) if targets else 0
+        except IntegrityError:
+            # A live write took a planned slot, or another pass placed some
+            # of these entries: plan again for those still without a place.
+            placed = set(
+                PalaceEntry.objects.filter(
+                    item_id__in=[t["item_id"] for t, *_ in targets]
+                ).values_list("item_id", flat=True)
+            )
+            targets = [t for t in targets if t[0]["item_id"] not in placed]
+    raise RuntimeError("palace slotting lost its slots to concurrent writes 3 times")
+
+
+def mark_backlog(space_id: int) -> None:
+    """Something was stored around the slotting write path (an import):
+    the next read of the palace looks for entries without a place."""
+    from memory.models import Space
+
+    Space.objects.filter(pk=space_id).update(palace_backlog_at=timezone.now())
+
+
+def clear_backlog(space_id: int, *, limit: int | None = None) -> bool:
+    """Slot the space's backlog (at most about `limit` entries) and, when
+    nothing is left, remove the mark, unless something was stored around
+    the write path meanwhile (then the mark stays for the next pass): a
+    compare-and-set on the mark's time. True when the space is done."""
+    from memory.models import Space
+
+    since = Space.objects.filter(pk=space_id).values_list("palace_backlog_at", flat=True).first()
+    if since is None:
+        return True
+    slot_missing(space_id, limit=limit)
+    if limit is not None and backlog(space_id, upto=0):
+        return False
+    Space.objects.filter(pk=space_id, palace_backlog_at=since).update(palace_backlog_at=None)
+    return True
+
+
+def ensure(space: Any) -> None:
+    """Before the palace is read: with no backlog mark, nothing to do (one
+    indexed read). A small backlog is slotted now; a large one (a store
+    from before the palace, a big import) is handed to the background task,
+    and the palace shows what has a place so far."""
+    from memory.models import Space
+
+    since = Space.objects.filter(pk=space.pk).values_list("palace_backlog_at", flat=True).first()
+    if since is None:
+        return
+    if backlog(space.pk, upto=INLINE_MAX) <= INLINE_MAX:
+        clear_backlog(space.pk)
+        return
+    from memory.tasks import schedule_slotting
+
+    schedule_slotting(space.pk)
