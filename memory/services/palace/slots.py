@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import Max, Q, Subquery
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from memory.services.palace import placards, rooms
@@ -40,25 +40,65 @@ def choose(
     return newest[0] + 1, 1
 
 
-def _rooms(entry_model: Any, *, space_id: int, wing: str, topic: str) -> tuple[Any, Any]:
+# The two reads of a placement are plain SQL: built by the ORM (subqueries,
+# a union) they cost ~2-4 ms of Python each, against ~0.05 ms for SQLite to
+# run them, inside the write lock that every writer queues on.
+_NEWEST = (
+    "SELECT room_no, slot FROM {t} WHERE space_id = %s AND wing = %s "
+    "ORDER BY room_no DESC, slot DESC LIMIT 1"
+)
+_TOPIC_ROOM = (
+    "SELECT room_no FROM {t} WHERE space_id = %s AND wing = %s AND topic = %s "
+    "ORDER BY id DESC LIMIT 1"
+)
+_NEWEST_AND_TOPIC = (
+    "SELECT n.room_no, n.slot, tr.room_no, "  # noqa: S608 (constant SQL)
+    "(SELECT slot FROM {t} WHERE space_id = %s AND wing = %s AND room_no = tr.room_no "
+    "ORDER BY slot DESC LIMIT 1) "
+    "FROM (" + _NEWEST + ") n LEFT JOIN (" + _TOPIC_ROOM + ") tr ON 1 = 1"
+)
+_PEERS = (
+    "SELECT id, placard, wing, room_no, placard_unique, placard_clash FROM {t} "
+    "WHERE space_id = %s AND placard = %s "
+    "UNION ALL "
+    "SELECT id, placard, wing, room_no, placard_unique, placard_clash FROM {t} "
+    "WHERE space_id = %s AND wing = %s AND room_no = %s"
+)
+
+
+def _sql(template: str) -> str:
+    from memory.models import PalaceEntry
+
+    return template.format(t=connection.ops.quote_name(PalaceEntry._meta.db_table))
+
+
+def _rooms(*, space_id: int, wing: str, topic: str) -> tuple[Any, Any]:
     """One query: the wing's newest room and its top slot (a seek down the
     unique slot index, however many rooms the wing has), and the room of
     the topic's latest entry with its top slot."""
-    wing_rows = entry_model.objects.filter(space_id=space_id, wing=wing)
-    query = wing_rows.order_by("-room_no", "-slot").values("room_no", "slot")
-    if topic:
-        topic_room = wing_rows.filter(topic=topic).order_by("-id").values("room_no")[:1]
-        topic_top = (
-            wing_rows.filter(room_no=Subquery(topic_room)).order_by("-slot").values("slot")[:1]
-        )
-        query = query.annotate(topic_room=Subquery(topic_room), topic_top=Subquery(topic_top))
-    row = query.first()
+    with connection.cursor() as cursor:
+        if topic:
+            cursor.execute(
+                _sql(_NEWEST_AND_TOPIC),
+                [space_id, wing, space_id, wing, space_id, wing, topic],
+            )
+        else:
+            cursor.execute(_sql(_NEWEST), [space_id, wing])
+        row = cursor.fetchone()
     if row is None:
         return None, None
-    newest = (int(row["room_no"]), int(row["slot"]))
-    if row.get("topic_room") is None:
+    newest = (int(row[0]), int(row[1]))
+    if len(row) < 4 or row[2] is None:
         return newest, None
-    return newest, (int(row["topic_room"]), int(row["topic_top"]))
+    return newest, (int(row[2]), int(row[3]))
+
+
+def _peers(*, space_id: int, placard: str, wing: str, room_no: int) -> list[tuple[Any, ...]]:
+    """The same placard anywhere in the space, and every placard of the
+    chosen room (at most a room's capacity): two index seeks."""
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(_PEERS), [space_id, placard, space_id, wing, room_no])
+        return [(pk, pl, w, int(r), bool(u), bool(c)) for pk, pl, w, r, u, c in cursor.fetchall()]
 
 
 def topic_of(subject: str) -> str:
@@ -70,7 +110,6 @@ def enrolment_on() -> bool:
 
 
 def _place(
-    entry_model: Any,
     *,
     space_id: int,
     wing: str,
@@ -80,17 +119,14 @@ def _place(
     now: datetime,
     **target: Any,
 ) -> Any:
+    from memory.models import PalaceEntry
+
     cap = rooms.capacity()
     for _attempt in range(3):
-        newest, topical = _rooms(entry_model, space_id=space_id, wing=wing, topic=topic)
+        newest, topical = _rooms(space_id=space_id, wing=wing, topic=topic)
         room_no, slot = choose(newest, topical, capacity=cap)
-        # Two index seeks in one statement: the same placard anywhere in the
-        # space, and every placard of the chosen room (at most `cap` rows; the
-        # prefix is compared here, as a LIKE would not use the index).
-        fields = ("pk", "placard", "wing", "room_no", "placard_unique", "placard_clash")
-        same = entry_model.objects.filter(space_id=space_id, placard=placard).order_by()
-        room = entry_model.objects.filter(space_id=space_id, wing=wing, room_no=room_no).order_by()
-        peers = list(same.values_list(*fields).union(room.values_list(*fields), all=True))
+        # The prefix is compared here, as a LIKE would not use the index.
+        peers = _peers(space_id=space_id, placard=placard, wing=wing, room_no=room_no)
         twins = {p[0] for p in peers if p[1] == placard}
         clashing = {
             p[0]
@@ -104,7 +140,7 @@ def _place(
             # A savepoint: a concurrent writer that took the slot first
             # (the unique constraint) costs a retry, not the whole write.
             with transaction.atomic():
-                entry = entry_model.objects.create(
+                entry = PalaceEntry.objects.create(
                     space_id=space_id,
                     wing=wing,
                     room_no=room_no,
@@ -120,35 +156,35 @@ def _place(
                 )
         except IntegrityError:
             continue
-        _downgrade(entry_model, peers, twins=twins, clashing=clashing)
+        _downgrade(peers, twins=twins, clashing=clashing)
         return entry
     raise RuntimeError(f"no free slot for a {wing} entry after 3 attempts")
 
 
-def _downgrade(entry_model: Any, peers: list[Any], *, twins: set[int], clashing: set[int]) -> None:
+def _downgrade(peers: list[Any], *, twins: set[int], clashing: set[int]) -> None:
     """The new placard makes its twins no longer unique and its room-mates
     with the same prefix clash: their scores drop now (one UPDATE, only
     when there is something to change), so the refurb list stays current."""
+    from memory.models import PalaceEntry
+
     changed = []
     for pk, placard, _wing, _room, unique, clash in peers:
         now_unique = unique and pk not in twins
         now_clash = clash or pk in clashing
         if (now_unique, now_clash) == (unique, clash):
             continue
-        row = entry_model(pk=pk, placard_unique=now_unique, placard_clash=now_clash)
+        row = PalaceEntry(pk=pk, placard_unique=now_unique, placard_clash=now_clash)
         row.placard_score = placards.score(placard, unique=now_unique, clash=now_clash).value
         changed.append(row)
     if changed:
-        entry_model.objects.bulk_update(
+        PalaceEntry.objects.bulk_update(
             changed, ["placard_unique", "placard_clash", "placard_score"]
         )
 
 
-def place_item(item: Any, *, enrol: bool, entry_model: Any = None) -> Any:
+def place_item(item: Any, *, enrol: bool) -> Any:
     """Slot a live memory item (called by the write path). `enrol` puts it
     under review scheduling, unless enrolment is switched off."""
-    from memory.models import PalaceEntry
-
     placard = placards.make(
         text=item.text,
         subject=item.subject,
@@ -157,7 +193,6 @@ def place_item(item: Any, *, enrol: bool, entry_model: Any = None) -> Any:
         when=item.valid_from or item.created_at,
     )
     return _place(
-        entry_model or PalaceEntry,
         space_id=item.space_id,
         wing=rooms.wing_for(item.kind),
         topic=topic_of(item.subject),
@@ -168,14 +203,11 @@ def place_item(item: Any, *, enrol: bool, entry_model: Any = None) -> Any:
     )
 
 
-def place_skill(skill: Any, *, entry_model: Any = None) -> Any:
+def place_skill(skill: Any) -> Any:
     """Slot a skill in the Skill Workshop; skills are practised by use, not reviewed."""
-    from memory.models import PalaceEntry
-
     words = f"{skill.name}: {skill.description}".strip(": ")
     placard = placards.make(text=words, subject="", predicate="", kind="skill", when=None)
     return _place(
-        entry_model or PalaceEntry,
         space_id=skill.space_id,
         wing="skill",
         topic=topic_of(skill.name),
