@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -110,7 +111,8 @@ def supersede(*, old: MemoryItem, new: MemoryItem, actor: str, at: datetime | No
         return False
     graph.expire_relations(item=old)
     if old.importance >= core_patch.IDENTITY_IMPORTANCE:  # only those reach core memory
-        core.follow_fact(space=old.space, item=old, successor=new)
+        # new.space is loaded (old's would be a query): they share the space.
+        core.follow_fact(space=new.space, item=old, successor=new)
     audit.record(
         space=old.space_id,
         action="expire",
@@ -271,11 +273,17 @@ def apply(*, space: Space, decision: resolve.Decision, prov: Provenance) -> Fact
 
     # A fact without a date of its own became true when it was said.
     c.valid_from = c.valid_from or prov.said_at or timezone.now()
-    targets = list(live.filter(pk__in=[t.pk for t in decision.targets]))
-    if action in ("ADD", "UPDATE", "DEFER"):
-        dup = live.filter(content_hash=content_hash(c.text)).first()
-        if dup is not None:
-            action, targets = "NOOP", [dup]
+    # The decided targets as they are now, and a live duplicate of the text
+    # (one another worker added meanwhile), in one query.
+    wanted = Q(pk__in=[t.pk for t in decision.targets])
+    digest = content_hash(c.text) if action in ("ADD", "UPDATE", "DEFER") else None
+    rows = list(live.filter(wanted | Q(content_hash=digest)) if digest else live.filter(wanted))
+    decided = {t.pk for t in decision.targets}
+    targets = [r for r in rows if r.pk in decided]
+    dups = [r for r in rows if r.content_hash == digest]
+    dup = max(dups, key=lambda r: (r.created_at, r.pk)) if dups else None  # the newest
+    if dup is not None:
+        action, targets = "NOOP", [dup]
     if action in ("NOOP", "DEFER") and _new_single_value(c, targets):
         # A single-valued predicate with another value is a change, whoever
         # decided (the rules and an LLM resolver must agree on this).
@@ -395,12 +403,14 @@ def _chain(space: Space, c: Candidate, *, said: datetime) -> list[MemoryItem]:
         status=MemoryItem.Status.ACTIVE,
         screen_status=MemoryItem.Screen.OK,
     )
-    later = values.annotate(said=Coalesce("stated_at", "valid_from", "created_at")).filter(
-        said__gt=said
+    # One query in the usual case: the live values and any said later.
+    said_at = Coalesce("stated_at", "valid_from", "created_at")
+    found: list[MemoryItem] = list(
+        values.annotate(said=said_at).filter(Q(expired_at=None) | Q(said__gt=said))
     )
-    if not later.exists():
-        values = values.filter(expired_at=None)
-    return list(values)
+    if any(_said(f) > said for f in found):
+        return list(values)  # the whole chain, history too
+    return found
 
 
 def _remember_retraction(space: Space, c: Candidate, prov: Provenance) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -90,6 +91,9 @@ def add_aliases(*, space: Space, entity: Entity, names: Iterable[str]) -> None:
         _add_alias(space, entity, name, normalize(name))
 
 
+MENTION_RESOLUTION = timedelta(minutes=1)
+
+
 def upsert_entity(
     *, space: Space, name: str, type: str = "thing", aliases: Iterable[str] = ()
 ) -> Entity:
@@ -117,11 +121,19 @@ def upsert_entity(
         except IntegrityError:
             entity = Entity.objects.get(space=space, norm=norm)
     else:
-        updates: dict[str, object] = {"last_mentioned_at": now}
+        updates: dict[str, object] = {}
+        # "Last mentioned" to the minute: the user and other frequent
+        # entities are mentioned by nearly every write, and an UPDATE each
+        # time is a row write inside the write lock for a stamp no one
+        # reads more finely.
+        last = entity.last_mentioned_at
+        if last is None or now - last >= MENTION_RESOLUTION:
+            updates["last_mentioned_at"] = now
         if entity.type == Entity.Type.THING and type in Entity.Type.values and type != "thing":
             updates["type"] = type
             entity.type = type
-        Entity.objects.filter(pk=entity.pk).update(**updates)
+        if updates:
+            Entity.objects.filter(pk=entity.pk).update(**updates)
     for alias, alias_norm in [(name, norm), (base, base), *alias_norms]:
         if alias_norm and alias_norm not in known:
             _add_alias(space, entity, alias, alias_norm)

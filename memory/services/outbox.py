@@ -117,10 +117,11 @@ def claim_fresh(job_ids: Sequence[int]) -> dict[int, IngestJob]:
 
 
 def finish(job: IngestJob, *, result: dict) -> bool:
-    """Mark the job done if we still hold its lease. Run it first inside the
-    transaction that writes the job's effects: the UPDATE takes the row, so a
-    worker that took over an expired lease waits on it, then finds the job
-    done and rolls back its own writes. False means our lease is gone."""
+    """Mark the job done if we still hold its lease. Run it inside the
+    transaction that writes the job's effects, so they commit together: of
+    two workers holding the job (one took over an expired lease), only one
+    finds it still running, and the other rolls back its own writes. False
+    means our lease is gone."""
     now = timezone.now()
     return (
         IngestJob.objects.filter(

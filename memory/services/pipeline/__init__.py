@@ -169,11 +169,11 @@ def process(job: IngestJob) -> dict[str, Any]:
     actions: list[dict[str, Any]] = []
     new_items: dict[int, list[int]] = {route.space.pk: [] for route in routes}
     with transaction.atomic():
-        # First: the UPDATE takes the job row, so a rival worker waits on it,
-        # then finds the job done and rolls back. Then this space's fact
-        # writers take turns (see facts.lock_space_writes), the spaces always
-        # in one order so two routed jobs cannot wait on each other.
-        _finish(job, result)
+        # This space's fact writers take turns (see facts.lock_space_writes),
+        # the spaces always in one order so two routed jobs cannot wait on
+        # each other. The job is finished last, in the same transaction: a
+        # rival worker that took over an expired lease waits here, and then
+        # finds the job done and rolls its writes back.
         for locked in sorted((r.space for r in routes), key=lambda s: s.pk):
             facts.lock_space_writes(locked)
         if turn.skip_reason != "":  # not judged yet (None), or once skipped
@@ -241,7 +241,7 @@ def process(job: IngestJob) -> dict[str, Any]:
         Adjudication.objects.bulk_create(adjudications)
         result["actions"] = actions
         result["ms"] = round((time.perf_counter() - started) * 1000, 2)
-        IngestJob.objects.filter(pk=job.pk).update(result=result)
+        _finish(job, result)
     # 7. embedding, outside the transaction (network): the new items and the
     # turn itself, which recall's vector channel ranks too. A failing backend
     # never fails the job; the background catch-up embeds what is missing.
