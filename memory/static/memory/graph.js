@@ -135,7 +135,10 @@
     const ids = new Set(nodes.map((n) => n.id));
     const edges = data.edges.filter((e) => ids.has(e.src) && ids.has(e.dst));
     svg.dataset.nodes = nodes.map((n) => n.name).sort().join("|");
-    if (status) status.textContent = `${nodes.length} / ${data.nodes.length} · ${edges.length}`;
+    if (status) {
+      status.textContent = status.dataset.text.replace("{shown}", nodes.length)
+        .replace("{total}", data.nodes.length).replace("{edges}", edges.length);
+    }
     if (!nodes.length) {
       el("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "edge-label shown" }, svg)
         .textContent = svg.dataset.empty;
