@@ -100,9 +100,11 @@ def entities_page(*, space: Space, kind: str = "", q: str = "", number: object =
     if kind:
         entities = entities.filter(type=kind)
     if q:
-        norm = normalize(q)
-        aliased = EntityAlias.objects.filter(space=space, norm__contains=norm).values("entity")
-        entities = entities.filter(Q(name__icontains=q.strip()) | Q(pk__in=aliased))
+        match = Q(name__icontains=q.strip())
+        if norm := normalize(q):  # "?!" has no letters to look an alias up by
+            aliased = EntityAlias.objects.filter(space=space, norm__contains=norm)
+            match |= Q(pk__in=aliased.values("entity"))
+        entities = entities.filter(match)
     entities = (
         entities.annotate(
             facts_out=Coalesce(_fact_count("src"), 0), facts_in=Coalesce(_fact_count("dst"), 0)

@@ -247,6 +247,7 @@ def test_the_lexicon_filters_by_kind_and_finds_aliases(staff_client, space, move
     assert "Lisbon" in places and ">Anna<" not in places
     by_alias = staff_client.get("/entities/?q=annie").content.decode()
     assert ">Anna<" in by_alias and "Annie" in by_alias and "Lisbon" not in by_alias
+    assert "Lisbon" not in staff_client.get("/entities/?q=%3F%21").content.decode()
     bad = staff_client.get("/entities/?kind=spaceship")
     assert bad.status_code == 200 and "Unknown kind" in bad.content.decode()
 
