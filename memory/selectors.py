@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -120,16 +121,42 @@ def fact_chain(*, space: Space, item_id: int) -> list[MemoryItem]:
     return chain
 
 
+# Facts of these kinds are sentences about the user (a standing instruction,
+# an insight, a session's episode): their object is free text, not a thing
+# in the world, so the graph shows them as details of the subject's node.
+FREE_TEXT_KINDS = frozenset({"instruction", "insight", "episode", "decision"})
+# A sentence's end: a full stop after a word (not an abbreviation such as
+# "St." or "K."), or any of ! ? ; between or after words.
+_CLAUSE = re.compile(r"\w{4,}\.(?:\s+\S|$)|[!?;](?:\s+\S|$)")
+
+
+def names_an_entity(name: str) -> bool:
+    """Whether a name reads as an entity ("Anna", "Anna K.", "green tea",
+    "Porto, Portugal", "St. Petersburg") rather than a sentence ("always
+    answer in English and cite the source"): at most five words, no clause
+    punctuation."""
+    words = name.split()
+    if not words or len(words) > 5 or len(name) > 60:
+        return False
+    return len(words) == 1 or not _CLAUSE.search(name)
+
+
 def graph_data(
     *, space: Space, limit: int = 300, when: TimeView | None = None
-) -> dict[str, list[dict[str, object]]]:
+) -> dict[str, object]:
     """Entities as nodes and relations as edges, for the knowledge-graph view.
     An edge is drawn live only while the fact it came from is live too
     (archived, quarantined or pending facts draw it as history), and the edges
     of a soft-forgotten fact are not drawn at all: forgetting is the user's
     word that it should not be shown. In a time view (the time-travel slider)
     an edge is live when its fact was true at `as_of` by what Engram knew at
-    `known_at`; edges Engram did not know yet are left out."""
+    `known_at`; edges Engram did not know yet, or whose fact only became true
+    after the instant, are left out, and the rest (true before, ended or
+    superseded since) are drawn expired.
+
+    Only real entities are nodes: a relation whose object is free text (an
+    instruction's sentence, a name that reads as a clause) is not an edge but
+    a detail of its subject's node."""
     view = when or TimeView()
     known = Relation.objects.filter(space=space).exclude(item__status=MemoryItem.Status.FORGOTTEN)
     if view.known_at is not None:
@@ -140,28 +167,86 @@ def graph_data(
     revisions = _revisions([r.item_id for r in relations if r.item_id]) if view.known_at else {}
     now = timezone.now()
 
+    def window(r: Relation) -> Window:
+        if r.item is not None:
+            return state_at(_window(r.item), revisions.get(r.item_id or 0, []), view.known_at)
+        return Window(r.valid_from or r.created_at, r.valid_to, r.expired_at, None)
+
     def live(r: Relation) -> bool:
         if view.is_now:
             return r.expired_at is None and (r.item is None or r.item.is_live)
-        if r.item is not None:
-            if r.item.status != MemoryItem.Status.ACTIVE or r.item.screen_status != "ok":
-                return False
-            window = state_at(_window(r.item), revisions.get(r.item_id or 0, []), view.known_at)
-        else:
-            window = Window(r.valid_from or r.created_at, r.valid_to, r.expired_at, None)
-        return is_current(window, view.instant(now))
+        if r.item is not None and (
+            r.item.status != MemoryItem.Status.ACTIVE or r.item.screen_status != "ok"
+        ):
+            return False
+        return is_current(window(r), view.instant(now))
 
-    ids = {r.src_id for r in relations} | {r.dst_id for r in relations}
-    extra = Entity.objects.filter(space=space).exclude(pk__in=ids).order_by("-last_mentioned_at")
-    if view.known_at is not None:
-        extra = extra.filter(created_at__lte=view.known_at)
-    entities = list(Entity.objects.filter(pk__in=ids)) + list(extra[: max(0, 60 - len(ids))])
+    at = view.instant(now)
+    edges: list[dict[str, object]] = []
+    ids: set[int] = set()
+    details: dict[int, list[str]] = {}
+    for r in relations:
+        if not view.is_now:
+            start = window(r).valid_from
+            if start is not None and start > at:
+                continue  # not true yet at the instant: the future is not drawn
+        free = (r.item is not None and r.item.kind in FREE_TEXT_KINDS) or not names_an_entity(
+            r.dst.name
+        )
+        if free:
+            if live(r):
+                details.setdefault(r.src_id, []).append(r.item.text if r.item else r.dst.name)
+            continue
+        ids |= {r.src_id, r.dst_id}
+        edges.append(
+            {
+                "src": r.src_id,
+                "dst": r.dst_id,
+                "rel": r.rel,
+                "live": live(r),
+                "fact": r.item_id,
+                "text": r.item.text if r.item else "",
+            }
+        )
+    by_id = {r.src_id: r.src for r in relations} | {r.dst_id: r.dst for r in relations}
+    ids |= set(details)
+    entities = [by_id[i] for i in ids]
+    if view.is_now:
+        # Entities without drawn edges fill the picture up to 60 nodes, now only:
+        # a past instant shows what stood then.
+        extra = (
+            Entity.objects.filter(space=space)
+            .exclude(pk__in=ids)
+            .order_by("-last_mentioned_at")
+            .only("id", "name", "type")
+        )
+        entities += [e for e in extra[: max(0, 60 - len(ids))] if names_an_entity(e.name)]
     return {
-        "nodes": [{"id": e.pk, "name": e.name, "type": e.type} for e in entities],
-        "edges": [
-            {"src": r.src_id, "dst": r.dst_id, "rel": r.rel, "live": live(r)} for r in relations
+        "nodes": [
+            {"id": e.pk, "name": e.name, "type": e.type, "details": details.get(e.pk, [])[:5]}
+            for e in sorted(entities, key=lambda e: e.pk)
         ],
+        "edges": edges,
     }
+
+
+def validity_range(*, space: Space) -> tuple[datetime, datetime]:
+    """The span the time-travel slider covers: from the earliest moment a
+    fact of the space was valid to the latest moment its validity changed
+    (or now, if later facts are open-ended)."""
+    from django.db.models import Max, Min
+    from django.db.models.functions import Coalesce
+
+    items = MemoryItem.objects.filter(space=space)
+    span = items.aggregate(
+        first=Min(Coalesce("valid_from", "created_at")),
+        last_from=Max(Coalesce("valid_from", "created_at")),
+        last_to=Max("valid_to"),
+    )
+    now = timezone.now()
+    first = span["first"] or now
+    last = max(d for d in (span["last_from"], span["last_to"], now) if d is not None)
+    return min(first, now), last
 
 
 def _window(item: MemoryItem) -> Window:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.dashboard import ask, core, facts, graph, ops
+from memory.dashboard import ask, beliefs, core, entities, episodes, facts, graph, ops
 
 app_name = "memory"
 
@@ -23,4 +23,9 @@ urlpatterns = [
     path("consolidation/run/", ops.consolidation_run, name="consolidation_run"),
     path("graph/", graph.graph, name="graph"),
     path("graph.json", graph.graph_json, name="graph_json"),
+    path("episodes/", episodes.episodes, name="episodes"),
+    path("episodes/<int:session_id>/", episodes.episode, name="episode"),
+    path("entities/", entities.entities, name="entities"),
+    path("entities/<int:entity_id>/", entities.entity, name="entity"),
+    path("beliefs/", beliefs.beliefs, name="beliefs"),
 ]
