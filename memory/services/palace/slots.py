@@ -403,14 +403,17 @@ def slot_missing(
     after about that many (whole chunks); `backlog()` tells what is left."""
     items, skills = _unslotted(space_id)
     placed = 0
-    last: tuple[datetime, int] | None = None
-    while limit is None or placed < limit:
-        page = items.order_by("created_at", "pk")
-        if last is not None:
-            page = page.filter(Q(created_at__gt=last[0]) | Q(created_at=last[0], pk__gt=last[1]))
-        chunk = list(page[:CHUNK])
+    # The ids in slotting order, read once (a keyset over (created_at, pk)
+    # is not an index seek in SQLite: it would rescan the store per chunk).
+    order = list(items.order_by("created_at", "pk").values_list("pk", flat=True))
+    for start in range(0, len(order), CHUNK):
+        if limit is not None and placed >= limit:
+            return placed
+        ids = order[start : start + CHUNK]
+        # Still unslotted: another pass may have placed some meanwhile.
+        chunk = sorted(items.filter(pk__in=ids), key=lambda i: (i.created_at, i.pk))
         if not chunk:
-            break
+            continue
         targets = [
             (
                 {"item_id": i.pk},
@@ -427,7 +430,6 @@ def slot_missing(
             for i in chunk
         ]
         placed += _in_transaction(space_id, targets)
-        last = (chunk[-1].created_at, chunk[-1].pk)
         if progress:
             progress(len(chunk))
     if limit is not None and placed >= limit:
