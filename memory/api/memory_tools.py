@@ -225,7 +225,7 @@ def save_fact(*, space: Space, source: str, **fields: Any) -> dict[str, Any]:
     """Write one fact through the write pipeline's resolution step."""
     from memory.services import facts
 
-    outcome = facts.save_fact(space=space, source=source, **fields)
+    outcome = facts.save_fact(space=space, source=source, judge=True, **fields)
     item = _field(outcome, "item")
     item_id = _field(outcome, "id", getattr(item, "pk", None))
     return {

@@ -54,7 +54,7 @@ class PlanOut(ToolResult):
 
 def _fact(ctx: ToolContext, *, dry_run: bool, **fields: Any) -> dict[str, Any]:
     result = facts.save_fact(
-        space=ctx.space, source="tool", actor=ctx.actor, dry_run=dry_run, **fields
+        space=ctx.space, source="tool", actor=ctx.actor, dry_run=dry_run, judge=True, **fields
     )
     return {
         "id": str(result.item.pk) if result.item is not None else None,
