@@ -25,6 +25,8 @@ import json
 import logging
 import os
 import re
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -218,7 +220,18 @@ def _client(provider: Provider) -> httpx.Client:
     return client
 
 
-def _post(provider: Provider, messages: list[dict[str, str]], *, space: Space, purpose: str) -> str:
+def _post(
+    provider: Provider,
+    messages: list[dict[str, str]],
+    *,
+    space: Space,
+    purpose: str,
+    deadline: float | None = None,
+) -> str:
+    """One chat completion. With `deadline` (a time.monotonic() instant) the
+    whole request (connect, send, every read) ends by then: past it the
+    request is abandoned and answers TransientError "timed out", however
+    the server dribbles its answer."""
     take_budget(space=space)
     for counter in _counters.get():
         counter.add(purpose)
@@ -232,7 +245,10 @@ def _post(provider: Provider, messages: list[dict[str, str]], *, space: Space, p
     if provider.api_key:
         headers["Authorization"] = f"Bearer {provider.api_key}"
     try:
-        response = _client(provider).post(provider.url, json=body, headers=headers)
+        if deadline is None:
+            response = _client(provider).post(provider.url, json=body, headers=headers)
+        else:
+            response = _post_by(provider, body, headers, deadline)
     except httpx.TimeoutException as exc:
         raise TransientError(f"{provider.name}: timed out ({exc.__class__.__name__})") from exc
     except httpx.TransportError as exc:
@@ -251,6 +267,39 @@ def _post(provider: Provider, messages: list[dict[str, str]], *, space: Space, p
     return content
 
 
+def _post_by(
+    provider: Provider, body: dict[str, Any], headers: dict[str, str], deadline: float
+) -> httpx.Response:
+    """The POST on a thread of its own, waited for until `deadline`: httpx's
+    timeouts bound each connect and read, not their sum, so a server sending
+    a byte now and then would hold the caller for as long as it liked. The
+    thread does no database work (the budget is taken before), and an
+    abandoned one ends by its own per-read timeout, capped at the time left."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TransientError(f"{provider.name}: timed out (deadline passed before the request)")
+    timeout = httpx.Timeout(left, connect=min(5.0, left))
+    outcome: dict[str, Any] = {}
+
+    def send() -> None:
+        try:
+            outcome["response"] = _client(provider).post(
+                provider.url, json=body, headers=headers, timeout=timeout
+            )
+        except BaseException as exc:  # handed to the waiting caller
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=send, name=f"llm-{provider.name}", daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if worker.is_alive():
+        raise TransientError(f"{provider.name}: timed out (deadline of the request)")
+    if "error" in outcome:
+        raise outcome["error"]
+    response: httpx.Response = outcome["response"]
+    return response
+
+
 def _schema_hint(schema: type[pydantic.BaseModel]) -> str:
     return json.dumps(schema.model_json_schema(), separators=(",", ":"))
 
@@ -266,13 +315,23 @@ def _messages(system: str, user: str, schema: type[pydantic.BaseModel]) -> list[
 
 
 def ask_once(
-    provider: Provider, *, space: Space, purpose: str, system: str, user: str, schema: type[M]
+    provider: Provider,
+    *,
+    space: Space,
+    purpose: str,
+    system: str,
+    user: str,
+    schema: type[M],
+    deadline: float | None = None,
 ) -> M:
     """One request to one provider, no repair request and no fallback to the
     next provider: for a caller on a deadline with an answer of its own to
-    fall back on (the write judge). Raises TransientError (InvalidAnswer for
-    an answer that does not validate), PermanentError or BudgetExceeded."""
-    content = _post(provider, _messages(system, user, schema), space=space, purpose=purpose)
+    fall back on (the write judge). `deadline` (time.monotonic()) bounds the
+    whole request. Raises TransientError (InvalidAnswer for an answer that
+    does not validate), PermanentError or BudgetExceeded."""
+    content = _post(
+        provider, _messages(system, user, schema), space=space, purpose=purpose, deadline=deadline
+    )
     try:
         return _parse(content, schema)
     except (ValueError, pydantic.ValidationError) as exc:

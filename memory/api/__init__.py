@@ -6,6 +6,7 @@ from memory.api.core import router as core_router
 from memory.api.export import router as export_router
 from memory.api.facts import router as facts_router
 from memory.api.memory_tools import router as memory_tools_router
+from memory.api.palace import router as palace_router
 from memory.api.recall import router as recall_router
 from memory.api.skills import router as skills_router
 from memory.api.status import router as status_router
@@ -25,3 +26,4 @@ routers.append(recall_router)
 routers.append(tools_router)
 routers.append(skills_router)
 routers.append(adjudications_router)
+routers.append(palace_router)

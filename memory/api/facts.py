@@ -98,6 +98,7 @@ def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
         source="api",
         actor=f"api:{request.api_key.prefix}",
         dry_run=payload.dry_run,
+        judge=True,  # an uncertain case goes to the write judge, as a turn's do
     )
     if payload.dry_run:
         return {

@@ -225,7 +225,7 @@ def save_fact(*, space: Space, source: str, **fields: Any) -> dict[str, Any]:
     """Write one fact through the write pipeline's resolution step."""
     from memory.services import facts
 
-    outcome = facts.save_fact(space=space, source=source, **fields)
+    outcome = facts.save_fact(space=space, source=source, judge=True, **fields)
     item = _field(outcome, "item")
     item_id = _field(outcome, "id", getattr(item, "pk", None))
     return {
@@ -325,8 +325,15 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
 @router.post("/memory/forget", response=MemoryForgetOut, exclude_none=True)
 @raises(404)
 def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, Any]:
+    # An item id of the linked user space is forgotten (and audited) there;
+    # any other space's id is not found, as a missing one.
+    space = (
+        scopes.space_for_item(request.read_spaces, payload.item_id)
+        if payload.item_id is not None
+        else _space(request)
+    )
     done = forget.forget_with_report(
-        space=_space(request),
+        space=space,
         item_id=payload.item_id,
         query=payload.query,
         everything=payload.everything,

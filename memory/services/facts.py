@@ -664,8 +664,13 @@ def save_fact(
     turn_refs: Sequence[str] = (),
     stated_at: datetime | None = None,
     dry_run: bool = False,
+    judge: bool = False,
 ) -> FactResult:
     """Store one fact through screening, resolution and the graph.
+
+    With `judge` (the explicit write paths: POST /memory/facts, the save
+    tools) an uncertain case goes to the write judge, as in the pipeline,
+    before the write transaction; never for a caller that may hold one.
 
     A dated write (`valid_from`) takes its place among the values of its
     slot by that date, like a turn said then; an undated one was said now.
@@ -713,7 +718,7 @@ def save_fact(
                 return _quarantined(space, candidate, late.reasons, prov, dry_run=dry_run)
     candidate = identity.resolve(space, candidate)
     neighbours = retrieve.similar(space=space, candidate=candidate)
-    decision = resolve.decide(candidate, neighbours)
+    decision = _decide(space, candidate, neighbours, judge=judge)
     if dry_run:
         # The plan: apply the decision exactly as a write would (single-valued
         # chains, history placement), then roll it back. on_commit work
@@ -731,6 +736,7 @@ def save_fact(
     with transaction.atomic():
         lock_space_writes(space)
         result = apply(space=space, decision=decision, prov=prov)
+        _record_adjudication(decision, result)
         if result.item is not None and result.action in ("ADD", "UPDATE"):
             link_item(space=space, item=result.item)
             result.core_changed = core_patch.propose(space=space, item=result.item)
@@ -738,6 +744,31 @@ def save_fact(
         item_id = result.item.pk
         transaction.on_commit(lambda: embed_later(space_id=space.pk, item_ids=[item_id]))
     return result
+
+
+def _decide(
+    space: Space, candidate: Candidate, neighbours: list[MemoryItem], *, judge: bool
+) -> resolve.Decision:
+    """The rules' decision, and with `judge` the write judge's on an
+    uncertain case (the same judge.adjudicate the pipeline asks; it falls
+    back to the rules itself, the reason on the unsaved Adjudication)."""
+    decision = resolve.decide(candidate, neighbours)
+    if not judge:
+        return decision
+    from memory.services.pipeline import judge as write_judge
+
+    return write_judge.adjudicate(space=space, decisions=[decision], neighbours=[neighbours])[0]
+
+
+def _record_adjudication(decision: resolve.Decision, result: FactResult) -> None:
+    """Save the judge's record with what was written (apply may have turned
+    it into another action), in the write transaction."""
+    record = decision.adjudication
+    if record is None:
+        return
+    record.item = result.item
+    record.action = result.action
+    record.save()
 
 
 def save_derived(

@@ -8,10 +8,12 @@ key's own space unless they ask for `scope: "user"`, which needs the link.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
+from engram_site.bounds import INT64_MAX
 from memory.errors import EngramError
-from memory.models import ApiKey, Space
+from memory.models import ApiKey, MemoryItem, Space
 
 Scope = Literal["user", "project"]
 SCOPES: tuple[str, ...] = ("user", "project")
@@ -54,3 +56,22 @@ def core_scope(label: str, scope: str | None, user_space: Space | None) -> str |
     if scope is None and label == "user" and user_space is not None:
         return "user"
     return scope
+
+
+def space_for_item(spaces: Sequence[Space], item_id: object) -> Space:
+    """The space a by-id operation on memory item `item_id` acts in, given
+    a request's readable spaces (its own first): the linked user space when
+    that one holds it, else the key's own space, where the operation's own
+    lookup answers a missing id (or one of any unlinked space) not found
+    exactly as it always has. The one place ids are resolved to a space."""
+    own = spaces[0]
+    raw = str(item_id).strip()
+    if len(spaces) < 2 or not raw.isdigit() or int(raw) > INT64_MAX:
+        return own  # unlinked: no query, the one space as always
+    by_pk = {s.pk: s for s in spaces}
+    found = (
+        MemoryItem.objects.filter(pk=int(raw), space_id__in=list(by_pk))
+        .values_list("space_id", flat=True)
+        .first()
+    )
+    return by_pk.get(found, own) if found is not None else own

@@ -42,6 +42,24 @@ def item_or_404(space: Space, item_id: str) -> MemoryItem:
     return item
 
 
+def for_item(ctx: ToolContext, item_id: object) -> ToolContext:
+    """The context a by-id operation runs in: the space holding the item
+    among the caller's readable ones (scopes.space_for_item), so an id from
+    the linked user space is acted on, and audited, there; the same caller
+    as actor."""
+    space = scopes.space_for_item(ctx.read_spaces, item_id)
+    if space.pk == ctx.space.pk:
+        return ctx
+    return ToolContext(space=space, actor=ctx.actor)
+
+
+def reach_item(ctx: ToolContext, item_id: str) -> tuple[MemoryItem, ToolContext]:
+    """(item, the context to act on it in): an id from the key's own or its
+    linked user space; any other id is not found, as a missing one."""
+    here = for_item(ctx, item_id)
+    return item_or_404(here.space, item_id), here
+
+
 class ItemOut(ToolResult):
     id: str
     text: str

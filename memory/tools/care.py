@@ -13,7 +13,7 @@ from pydantic import Field
 from memory.models import AuditEvent, MemoryItem, PalaceEntry, SearchBatch, Skill, Turn
 from memory.selectors import fact_chain, space_status
 from memory.services import skills as skill_service
-from memory.tools._common import DRY_RUN, ItemOut, item_or_404, item_out
+from memory.tools._common import DRY_RUN, ItemOut, item_out, reach_item
 from memory.tools.registry import ToolArgs, ToolContext, ToolResult, tool
 
 # --- memory_review -----------------------------------------------------------------------------
@@ -73,9 +73,13 @@ class ReviewOut(ToolResult):
     examples=({"id": "42"},),
 )
 def memory_review(ctx: ToolContext, args: ReviewIn) -> dict[str, Any]:
-    item = item_or_404(ctx.space, args.id)
+    # An entry of the linked user space is reviewed there; the turns it
+    # came from may be the project's (extraction routes personal facts of a
+    # project conversation to the user space), so they are looked up in both.
+    readable = [s.pk for s in ctx.read_spaces]
+    item, ctx = reach_item(ctx, args.id)
     refs = [str(r) for r in item.source_turn_refs or []]
-    turns = Turn.objects.filter(space=ctx.space, ref__in=refs).select_related("session")
+    turns = Turn.objects.filter(space_id__in=readable, ref__in=refs).select_related("session")
     if item.source_session_id:
         turns = turns.filter(session_id=item.source_session_id)
     contradicts = [int(i) for i in (item.metadata or {}).get("contradicts", []) if str(i).isdigit()]

@@ -27,9 +27,11 @@ from memory.tools._common import (
     SCOPE,
     ItemOut,
     Scope,
+    for_item,
     in_scope,
     item_or_404,
     item_out,
+    reach_item,
 )
 from memory.tools.registry import ToolArgs, ToolContext, ToolResult, tool
 
@@ -52,7 +54,7 @@ class PlanOut(ToolResult):
 
 def _fact(ctx: ToolContext, *, dry_run: bool, **fields: Any) -> dict[str, Any]:
     result = facts.save_fact(
-        space=ctx.space, source="tool", actor=ctx.actor, dry_run=dry_run, **fields
+        space=ctx.space, source="tool", actor=ctx.actor, dry_run=dry_run, judge=True, **fields
     )
     return {
         "id": str(result.item.pk) if result.item is not None else None,
@@ -318,7 +320,7 @@ class UpdateOut(ToolResult):
     examples=({"id": "42", "text": "The user's sister Anna lives in Lisbon."},),
 )
 def memory_update(ctx: ToolContext, args: UpdateIn) -> dict[str, Any]:
-    old = item_or_404(ctx.space, args.id)
+    old, ctx = reach_item(ctx, args.id)
     if args.dry_run:
         # The same checks as the write, and nothing written.
         curation.check(old=old, text=args.text)
@@ -371,6 +373,8 @@ class ForgetOut(ToolResult):
     examples=({"item_id": "42"}, {"query": "sister address", "dry_run": True}),
 )
 def memory_forget(ctx: ToolContext, args: ForgetIn) -> dict[str, Any]:
+    if args.item_id is not None:
+        ctx = for_item(ctx, args.item_id)
     if args.dry_run:
         if args.item_id is not None:
             found = [item_or_404(ctx.space, args.item_id)]
@@ -647,7 +651,7 @@ class ReportOut(ToolResult):
 def memory_report(ctx: ToolContext, args: ReportIn) -> dict[str, Any]:
     if args.skill_id is not None:
         return _report_skill(ctx, args)
-    item = item_or_404(ctx.space, args.id or "")
+    item, ctx = reach_item(ctx, args.id or "")
     importance = float(item.importance)
     if args.outcome is not None:
         step = SUCCESS_STEP if args.outcome == "success" else FAILURE_STEP

@@ -26,6 +26,9 @@ class Reply:
     status: int = 200
     raw: str | None = None  # a raw response body instead of a completion
     delay: float = 0.0  # seconds to wait before answering (timeouts)
+    # Seconds between the bytes of the body: an answer that keeps every read
+    # under a read timeout while the whole takes len(body) * trickle.
+    trickle: float = 0.0
 
 
 def completion(content: str) -> dict[str, Any]:
@@ -138,7 +141,13 @@ class FakeLLM:
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    if reply.trickle:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.trickle)
+                    else:
+                        self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client timed out and went away
 

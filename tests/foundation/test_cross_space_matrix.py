@@ -247,3 +247,38 @@ def test_a_linked_pair_sees_both_and_never_a_third(client_for, method, path):  #
         {"id": first_item, "text": "probe", "dry_run": True},
     )
     assert missing.status_code == 404, missing.content[:200]
+
+
+# Every by-id write or read a linked key can make, as (path, body for an id).
+BY_ID = [
+    ("/api/v1/tools/memory_update", lambda i: {"id": i, "text": "probe"}),
+    ("/api/v1/tools/memory_report", lambda i: {"id": i, "outcome": "failure"}),
+    ("/api/v1/tools/memory_report", lambda i: {"id": i, "grade": 0}),
+    ("/api/v1/tools/memory_forget", lambda i: {"item_id": i}),
+    ("/api/v1/tools/memory_forget", lambda i: {"item_id": i, "dry_run": True}),
+    ("/api/v1/tools/memory_review", lambda i: {"id": i}),
+    ("/api/v1/memory/forget", lambda i: {"item_id": i}),
+    ("/api/v1/memory/forget", lambda i: {"item_id": i, "hard": True}),
+]
+
+
+@pytest.mark.parametrize(("path", "body"), BY_ID, ids=[f"{p} {sorted(b('1'))}" for p, b in BY_ID])
+def test_a_linked_key_on_a_third_spaces_id_is_a_missing_id(client_for, path, body):  # type: ignore[no-untyped-def]
+    """A third space's id through a linked key answers exactly what an id
+    that exists nowhere answers, and the third space is untouched."""
+    _, first_plain = create_api_key(space_name="first")
+    _, user_plain = create_api_key(space_name="pair-user")
+    _, project_plain = create_api_key(space_name="pair-project", user_space_name="pair-user")
+    _post(client_for(user_plain), "/api/v1/memory/facts", {"text": "The user's bike is red"})
+    third = _post(client_for(first_plain), "/api/v1/memory/facts", {"text": f"Dog {CANARY}"})
+    before = _export(client_for(first_plain))
+    project = client_for(project_plain)
+    missing_id = str(MemoryItem.objects.order_by("-pk").first().pk + 1000)  # type: ignore[union-attr]
+    for_third = _call(project, "POST", path, {}, body(third["id"]))
+    for_missing = _call(project, "POST", path, {}, body(missing_id))
+    assert for_third.status_code == for_missing.status_code == 404, for_third.content[:200]
+    assert for_third.json() == json.loads(
+        for_missing.content.decode().replace(missing_id, str(third["id"]))
+    )
+    assert CANARY not in for_third.content.decode()
+    assert _export(client_for(first_plain)) == before

@@ -12,7 +12,8 @@ Two kinds of case go to the judge (ENGRAM_JUDGE names the provider):
   pending review) at JUDGE_CONTRADICTION_MIN similarity or above; the judge
   confirms it (DEFER stands) or dismisses it (ADD, no edge).
 
-All the cases of one turn go in ONE request with JUDGE_TIMEOUT_SECONDS, no
+All the cases of one turn go in ONE request with JUDGE_TIMEOUT_SECONDS as
+its overall deadline (connect, send and every read together), no
 repair request and no second provider: the rules already have an answer,
 so a slow, absent, over-budget or confused judge costs the write nothing but
 the wait. Every case is recorded (an unsaved Adjudication on the decision;
@@ -151,6 +152,8 @@ def _ask(
             system=SYSTEM,
             user=_prompt(cases, decisions),
             schema=Verdicts,
+            # JUDGE_TIMEOUT_SECONDS bounds the whole request, not each read.
+            deadline=time.monotonic() + provider.timeout,
         )
     except Exception as exc:  # the judge must never fail a write
         log.info(

@@ -169,6 +169,13 @@ def test_export_json_and_markdown_redacted(ok):
 
 def test_guide_in_the_language_asked_for(ok):
     assert "memory_assess" in ok("memory_guide")["text"]
+    # The review loop, in its order: queue, recall, review, grade.
+    for code in ("en", "ru", "zh"):
+        text = ok("memory_guide", language=code)["text"]
+        loop = [
+            text.index(w) for w in ("memory_review_queue", "memory_review ", "memory_report grade")
+        ]
+        assert loop == sorted(loop), code
     ru = ok("memory_guide", language="ru")
     assert ru["language"] == "ru" and "Как" in ru["text"]
     assert ok("memory_guide", language="中文")["language"] == "zh"
