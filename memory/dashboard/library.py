@@ -21,6 +21,7 @@ from memory import curation_reads
 from memory.dashboard.common import actor, page, space_for
 from memory.errors import EngramError
 from memory.models import MemoryItem
+from memory.services.palace import rooms
 
 PER_PAGE = 50
 FILTERS = ("room", "kind", "status", "entity", "q", "redacted", "sort")
@@ -81,6 +82,12 @@ def library(request: HtmxHttpRequest) -> HttpResponse:
             sort=f["sort"] or "newest",
         )
     paged = Paginator(items, PER_PAGE).get_page(request.GET.get("page"))
+    rows = []
+    for item in paged:
+        entry = getattr(item, "palace", None)
+        rows.append(
+            (item, rooms.coordinate(entry.wing, entry.room_no, entry.slot) if entry else "")
+        )
     query = urlencode({k: v for k, v in f.items() if v})
     preview = None
     danger_q = request.GET.get("forget_q", "").strip()[:200]
@@ -101,6 +108,7 @@ def library(request: HtmxHttpRequest) -> HttpResponse:
         "library",
         space=space,
         paged=paged,
+        rows=rows,
         filters=f,
         query=query,
         here=f"{reverse('memory:library')}?{query}"

@@ -69,7 +69,7 @@ def test_library_filters_by_room_kind_status_and_redaction(staff_client, memory,
 
 def test_library_expansion_shows_placard_slot_valid_time_and_source(staff_client, memory):
     body = staff_client.get("/library/?q=Lisbon").content.decode()
-    assert "Room#slot" in body and "fact-1#" in body and "Source" in body
+    assert "Room#slot" in body and "Fact Hall#" in body and "Source" in body
     assert f"/facts/{memory['new'].pk}/history/" in body
 
 
