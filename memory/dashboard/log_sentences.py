@@ -120,6 +120,14 @@ def _consolidation(e: AuditEvent, d: dict[str, Any]) -> str:
     return _("Consolidation ran")
 
 
+def _review(e: AuditEvent, d: dict[str, Any]) -> str:
+    if e.action == "assess":
+        return _("Judged the usefulness of search answers (%(target)s)") % {"target": _target(e)}
+    if e.action == "report":
+        return _("Reported how %(target)s worked") % {"target": _target(e)}
+    return _("Reviewed %(target)s") % {"target": _target(e)}
+
+
 def _admin(e: AuditEvent, d: dict[str, Any]) -> str:
     verbs = {"admin_add": _("added"), "admin_edit": _("changed"), "admin_delete": _("deleted")}
     return _("In the admin, %(verb)s %(target)s") % {
@@ -135,9 +143,10 @@ FAMILIES: dict[str, Callable[[AuditEvent, dict[str, Any]], str]] = {
     "core": _core,
     "security": _security,
     "consolidation": _consolidation,
+    "review": _review,
     "admin": _admin,
 }
-_SAID = {"replaces", "hard", "version", "reason", "reasons", "allowed", "host"}
+_SAID = {"replaces", "superseded", "hard", "version", "reason", "reasons", "allowed", "host"}
 
 
 def sentence(event: AuditEvent) -> tuple[str, str]:
