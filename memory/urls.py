@@ -1,12 +1,28 @@
 from django.urls import path
 
-from memory.dashboard import ask, beliefs, core, entities, episodes, facts, graph, ops
+from memory.dashboard import (
+    ask,
+    beliefs,
+    core,
+    entities,
+    episodes,
+    facts,
+    graph,
+    library,
+    log,
+    ops,
+    today,
+)
 
 app_name = "memory"
 
 urlpatterns = [
-    path("", facts.home, name="home"),
-    path("facts/", facts.facts, name="facts"),
+    path("", today.today, name="today"),
+    path("library/", library.library, name="library"),
+    path("library/batch/", library.batch, name="library_batch"),
+    path("library/forget-query/", library.forget_query, name="library_forget_query"),
+    path("library/wipe/", library.wipe, name="library_wipe"),
+    path("facts/", library.facts_redirect, name="facts"),
     path("facts/<int:item_id>/history/", facts.fact_history, name="fact_history"),
     path("facts/<int:item_id>/edit/", facts.fact_edit, name="fact_edit"),
     path("facts/<int:item_id>/forget/", facts.fact_forget, name="fact_forget"),
@@ -16,7 +32,8 @@ urlpatterns = [
     path("core/<str:label>/diff/<int:version>/", core.core_diff, name="core_diff"),
     path("core/<str:label>/rollback/<int:version>/", core.core_rollback, name="core_rollback"),
     path("ask/", ask.ask, name="ask"),
-    path("audit/", ops.audit, name="audit"),
+    path("log/", log.log, name="log"),
+    path("audit/", log.audit_redirect, name="audit"),
     path("jobs/", ops.jobs, name="jobs"),
     path("jobs/retry/", ops.jobs_retry, name="jobs_retry"),
     path("consolidation/", ops.consolidation, name="consolidation"),

@@ -1,60 +1,22 @@
-"""Facts: the list with filters, each fact's history chain, correction,
-forget and restore."""
+"""One memory's endpoints (the Library lists them): its history chain,
+correction, forget and restore."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
+from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from engram_site.types import HtmxHttpRequest
 from memory import selectors
-from memory.dashboard.common import actor, page, space_for
+from memory.dashboard.common import actor, space_for
+from memory.dashboard.library import back
 from memory.errors import EngramError
 from memory.models import AuditEvent, MemoryItem
-
-
-@staff_member_required
-def home(request: HtmxHttpRequest) -> HttpResponse:
-    return redirect("memory:facts")
-
-
-# --- facts ---------------------------------------------------------------------
-
-
-@staff_member_required
-def facts(request: HtmxHttpRequest) -> HttpResponse:
-    space = space_for(request)
-    filters = {
-        key: request.GET.get(key, "").strip()[:200]
-        for key in ("kind", "status", "entity", "live", "q")
-    }
-    items = selectors.facts_page(
-        space=space,
-        kind=filters["kind"],
-        status=filters["status"],
-        entity=filters["entity"],
-        live=filters["live"],
-        q=filters["q"],
-    )
-    template = (
-        "memory/_fact_rows.html"
-        if request.htmx and request.htmx.target == "fact-rows"
-        else "memory/facts.html"
-    )
-    return page(
-        request,
-        template,
-        "facts",
-        space=space,
-        items=items,
-        filters=filters,
-        kinds=MemoryItem.Kind.choices,
-        statuses=MemoryItem.Status.choices,
-    )
 
 
 @staff_member_required
@@ -77,40 +39,27 @@ def fact_history(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
 @staff_member_required
 @require_POST
 def fact_edit(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
-    from memory.services.facts import save_fact, supersede
+    """Edit as supersede: the same correction the admin and the
+    memory_update tool make (a new version keeping the old one's valid time
+    and history)."""
+    from memory.services.curation import correct
 
     space = space_for(request)
     old = get_object_or_404(MemoryItem, space=space, pk=item_id)
     text = request.POST.get("text", "").strip()
     if not text or len(text) > 2000:
-        messages.error(request, "A fact needs a text of 1 to 2000 characters.")
-        return redirect("memory:facts")
-    # The new text goes through the same screening and resolution as any
-    # fact (its structure is read from the text, not copied from the old one).
-    # A correction of the same fact: it keeps the subject (as stored) and the
-    # time the fact became true; only the wording and what it says change.
-    result = save_fact(
-        space=space,
-        text=text,
-        subject=old.subject,
-        kind=old.kind,
-        importance=old.importance,
-        valid_from=old.valid_from,
-        stated_at=timezone.now(),
-        source="manual",
-        actor=actor(request),
-    )
-    if result.item is None:
-        messages.error(request, f"Not saved: {result.reason or result.action}")
-        return redirect("memory:facts")
-    if result.item.pk != old.pk and old.pk not in result.superseded:
-        # The curator said this text replaces that fact, even where the
-        # resolver saw no conflict between them.
-        supersede(old=old, new=result.item, actor=actor(request))
-    messages.success(
-        request, "Saved as a new version." if result.item.pk != old.pk else "No change."
-    )
-    return redirect("memory:facts")
+        messages.error(request, _("A memory needs a text of 1 to 2000 characters."))
+        return back(request)
+    if text == old.text:
+        messages.info(request, _("No change."))
+        return back(request)
+    try:
+        new = correct(space=space, old=old, text=text, actor=actor(request), source="manual")
+    except EngramError as exc:
+        messages.error(request, _("Not saved: %(why)s") % {"why": exc.detail})
+    else:
+        messages.success(request, _("Saved as a new version (memory %(id)s).") % {"id": new.pk})
+    return back(request)
 
 
 @staff_member_required
@@ -130,8 +79,10 @@ def fact_forget(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
     except EngramError as exc:
         messages.error(request, exc.detail)
     else:
-        messages.success(request, f"Forgot {count} fact{'s' if count != 1 else ''}.")
-    return redirect(request.POST.get("next") or "memory:facts")
+        messages.success(
+            request, ngettext("Forgot %(n)d fact.", "Forgot %(n)d facts.", count) % {"n": count}
+        )
+    return back(request)
 
 
 @staff_member_required
@@ -146,5 +97,5 @@ def fact_restore(request: HtmxHttpRequest, item_id: int) -> HttpResponse:
     except EngramError as exc:
         messages.error(request, exc.detail)
     else:
-        messages.success(request, "Restored.")
-    return redirect(request.POST.get("next") or "memory:facts")
+        messages.success(request, _("Restored."))
+    return back(request)

@@ -170,7 +170,7 @@ def test_dashboard_answers_404_for_another_spaces_facts_and_leaves_them_alone(
     curator = get_user_model().objects.create_user("curator", password="x" * 20, is_staff=True)
     client.force_login(curator)
     # The curator is looking at this space ("other-space" sorts first).
-    assert client.get(f"/facts/?space={space.name}").status_code == 200
+    assert client.get(f"/library/?space={space.name}").status_code == 200
     before = state(theirs["space"])
     item, forgotten = theirs["fact"], theirs["forgotten"]
 

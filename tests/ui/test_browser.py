@@ -30,22 +30,27 @@ def test_a_curator_forgets_a_fact_and_edits_core_memory(browser, live_server, cu
     browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
     assert "Memory active" in browser.find_element(By.ID, "status-ribbon").text
 
-    # Facts: all three are listed; open the history of the superseded one.
-    rows = browser.find_element(By.ID, "fact-rows").text
+    # The Library: all three are listed; open the history of the superseded one.
+    browser.find_element(By.LINK_TEXT, "Library").click()
+    rows = browser.find_element(By.ID, "library-rows").text
     assert "Anna lives in Lisbon." in rows and "The user prefers green tea." in rows
-    browser.find_element(By.CSS_SELECTOR, f"#fact-{memory['old'].pk} .fact-text").click()
-    history = browser.find_element(By.CSS_SELECTOR, f"#history-{memory['old'].pk} .chain")
+    old = memory["old"].pk
+    browser.find_element(By.CSS_SELECTOR, f"#mem-{old} summary").click()
+    browser.find_element(By.CSS_SELECTOR, f"#mem-{old} button[hx-get]").click()
+    history = browser.find_element(By.CSS_SELECTOR, f"#history-{old} .chain")
     assert "Anna lives in Lisbon." in history.text
     _shot(browser, "facts")
 
     # Forget the tea preference.
     tea = memory["tea"]
-    browser.find_element(By.CSS_SELECTOR, f"#fact-{tea.pk} button[name=forget]").click()
+    browser.find_element(By.CSS_SELECTOR, f"#mem-{tea.pk} summary").click()
+    browser.find_element(By.CSS_SELECTOR, f"#mem-{tea.pk} button[name=forget]").click()
     browser.switch_to.alert.accept()
     assert "Forgot 1 fact" in browser.find_element(By.CLASS_NAME, "messages").text
     tea.refresh_from_db()
     assert tea.status == "forgotten"
-    assert "Restore" in browser.find_element(By.ID, f"fact-{tea.pk}").text
+    browser.find_element(By.CSS_SELECTOR, f"#mem-{tea.pk} summary").click()
+    assert "Restore" in browser.find_element(By.ID, f"mem-{tea.pk}").text
 
     # Core memory: edit the user block and see version 1 in its history.
     browser.find_element(By.LINK_TEXT, "Core memory").click()
@@ -62,7 +67,7 @@ def test_a_curator_forgets_a_fact_and_edits_core_memory(browser, live_server, cu
     for tab, name in [
         ("Ask", "ask"),
         ("Graph", "graph"),
-        ("Audit log", "audit"),
+        ("Log", "log"),
         ("Ingest jobs", "jobs"),
         ("Consolidation", "consolidation"),
     ]:

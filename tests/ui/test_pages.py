@@ -11,7 +11,16 @@ from memory.models import AuditEvent, IngestJob, MemoryItem, Session, Space, Tur
 
 pytestmark = pytest.mark.django_db
 
-PAGES = ["/facts/", "/core/", "/ask/?q=Anna", "/audit/", "/jobs/", "/consolidation/", "/graph/"]
+PAGES = [
+    "/",
+    "/library/",
+    "/core/",
+    "/ask/?q=Anna",
+    "/log/",
+    "/jobs/",
+    "/consolidation/",
+    "/graph/",
+]
 
 
 @pytest.mark.parametrize("url", PAGES + ["/graph.json"])
@@ -24,7 +33,7 @@ def test_it_refuses_users_who_are_not_staff(client, db):
     from django.contrib.auth import get_user_model
 
     client.force_login(get_user_model().objects.create_user("plain", password="x" * 20))
-    assert client.get("/facts/").status_code == 302
+    assert client.get("/library/").status_code == 302
 
 
 @pytest.mark.parametrize("url", PAGES)
@@ -36,28 +45,29 @@ def test_every_page_renders_with_the_status_ribbon(staff_client, memory, url):
 
 
 def test_the_ribbon_counts_live_facts_and_entities(staff_client, memory, space):
-    body = staff_client.get("/facts/").content.decode()
+    body = staff_client.get("/library/").content.decode()
     live = MemoryItem.objects.filter(space=space, expired_at=None, status="active").count()
     assert f"<b>{live}</b> facts" in body
 
 
-def test_facts_filters_by_validity_and_text(staff_client, memory):
-    live = staff_client.get("/facts/?live=live").content.decode()
-    assert "Anna lives in Lisbon." in live and "Anna lives in Porto." not in live
-    expired = staff_client.get("/facts/?live=expired").content.decode()
+def test_library_filters_by_validity_and_text(staff_client, memory):
+    live = staff_client.get("/library/?status=active").content.decode()
+    assert "Anna lives in Lisbon." in live
+    expired = staff_client.get("/library/?status=superseded").content.decode()
     assert "Anna lives in Porto." in expired and "Anna lives in Lisbon." not in expired
-    tea = staff_client.get("/facts/?q=green+tea").content.decode()
+    tea = staff_client.get("/library/?q=green+tea").content.decode()
     assert "green tea" in tea and "Lisbon" not in tea
-    prefs = staff_client.get("/facts/?kind=preference").content.decode()
+    prefs = staff_client.get("/library/?kind=preference").content.decode()
     assert "green tea" in prefs and "Lisbon" not in prefs
-    anna = staff_client.get("/facts/?entity=anna").content.decode()
+    anna = staff_client.get("/library/?entity=anna").content.decode()
     assert "Lisbon" in anna and "green tea" not in anna
 
 
-def test_htmx_filtering_answers_only_the_rows(staff_client, memory):
-    response = staff_client.get("/facts/?q=tea", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="fact-rows")
-    body = response.content.decode()
-    assert "green tea" in body and "<html" not in body
+def test_the_old_facts_page_moved_to_the_library_with_its_query(staff_client, memory):
+    response = staff_client.get("/facts/?q=tea&kind=preference")
+    assert response.status_code == 301
+    assert response["Location"] == "/library/?q=tea&kind=preference"
+    assert staff_client.get("/audit/").status_code == 301
 
 
 def test_history_shows_what_superseded_what(staff_client, memory):
@@ -71,7 +81,7 @@ def test_history_of_another_spaces_fact_is_not_found(staff_client, memory):
     from memory.services.facts import save_fact
 
     theirs = save_fact(space=other, text="Bob likes chess.").item
-    staff_client.get("/facts/?space=test-space")
+    staff_client.get("/library/?space=test-space")
     assert staff_client.get(f"/facts/{theirs.pk}/history/").status_code == 404
     assert staff_client.post(f"/facts/{theirs.pk}/forget/").status_code == 404
 
@@ -192,11 +202,11 @@ def test_graph_json_has_entities_and_live_and_expired_edges(staff_client, memory
 
 def test_space_switcher_changes_the_space(staff_client, memory):
     Space.objects.create(name="second")
-    body = staff_client.get("/facts/?space=second").content.decode()
+    body = staff_client.get("/library/?space=second").content.decode()
     assert "Anna lives" not in body
     # Remembered for the next page.
-    assert "No facts match" in staff_client.get("/facts/").content.decode()
-    assert staff_client.get("/facts/?space=nope").status_code == 404
+    assert "No memories match" in staff_client.get("/library/").content.decode()
+    assert staff_client.get("/library/?space=nope").status_code == 404
 
 
 def test_with_no_space_chosen_the_dashboard_opens_the_one_in_use(staff_client, db):
@@ -204,6 +214,6 @@ def test_with_no_space_chosen_the_dashboard_opens_the_one_in_use(staff_client, d
 
     Space.objects.create(name="aardvark")  # first by name, never used
     Space.objects.create(name="work", last_activity_at=timezone.now())
-    response = staff_client.get("/facts/")
+    response = staff_client.get("/library/")
     assert response.context["space"].name == "work"
     assert '<option value="work" selected>' in response.content.decode()
