@@ -1,5 +1,6 @@
 """Request-level guards: the body size limit, JSON for every error under
-/api/, and the Content-Security-Policy of HTML pages."""
+/api/, the dashboard's language (never the API's), and the
+Content-Security-Policy of HTML pages."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from io import BytesIO
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.middleware.locale import LocaleMiddleware
+from django.utils import translation
 
 log = logging.getLogger("django.request")
 
@@ -167,6 +170,29 @@ class ApiJsonErrorsMiddleware:
             if header in response:
                 answer[header] = response[header]
         return answer
+
+
+class DashboardLocaleMiddleware(LocaleMiddleware):
+    """Django's LocaleMiddleware for the dashboard and the admin, not for the
+    API. An agent's client sends whatever Accept-Language its HTTP library
+    likes; the API's answers (error details, enums, validation messages from
+    Django or ninja) are a contract and must not change with it, and a cache
+    must not see them vary by language. So under /api/ the default language is
+    active and no Content-Language or Vary: Accept-Language is added."""
+
+    def process_request(self, request: HttpRequest) -> None:
+        if request.path.startswith("/api/"):
+            translation.activate(settings.LANGUAGE_CODE)
+            request.LANGUAGE_CODE = settings.LANGUAGE_CODE
+            return
+        super().process_request(request)
+
+    def process_response(
+        self, request: HttpRequest, response: HttpResponseBase
+    ) -> HttpResponseBase:
+        if request.path.startswith("/api/"):
+            return response
+        return super().process_response(request, response)
 
 
 class ContentSecurityPolicyMiddleware:

@@ -106,8 +106,9 @@ MIDDLEWARE = [
     "engram_site.middleware.BodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # After sessions (the language chosen in the header is kept there), before
-    # common; the API ignores it (its errors are English, its enums stable).
-    "django.middleware.locale.LocaleMiddleware",
+    # common; Django's LocaleMiddleware for every path but /api/, whose errors
+    # stay English and whose answers do not vary with Accept-Language.
+    "engram_site.middleware.DashboardLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -176,6 +177,8 @@ LANGUAGE_CODE = "en"
 # The dashboard's languages; data enums stay English in storage.
 LANGUAGES = [("en", "English"), ("zh-hans", "中文"), ("ru", "Русский")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# Short date formats per language that differ from Django's (English keeps ISO dates).
+FORMAT_MODULE_PATH = ["engram_site.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

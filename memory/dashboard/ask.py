@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpResponse
+from django.utils.translation import gettext as _
 
 from engram_site.types import HtmxHttpRequest
 from memory.dashboard.common import instant, page, space_for
@@ -20,7 +21,7 @@ def ask(request: HtmxHttpRequest) -> HttpResponse:
     as_of, known_at = instant(request, "as_of"), instant(request, "known_at")
     error = ""
     if (as_of_raw and as_of is None) or (known_raw and known_at is None):
-        error = "as of and known at must each be a date (YYYY-MM-DD) or a date and time"
+        error = _("as of and known at must each be a date (YYYY-MM-DD) or a date and time")
     response = (
         recall(space=space, query=query, k=20, as_of=as_of, known_at=known_at)
         if query and not error

@@ -7,11 +7,23 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 from django.views.decorators.http import require_POST
 
 from engram_site.types import HtmxHttpRequest
 from memory.dashboard.common import actor, page, space_for
 from memory.errors import EngramError
+
+
+def _block_name(label: str) -> str:
+    """The block's name in the curator's language; the label itself is stored
+    in English."""
+    names = {
+        "user": pgettext("core block", "User"),
+        "agent": pgettext("core block", "Agent"),
+    }
+    return names.get(label, label)
 
 
 @staff_member_required
@@ -42,7 +54,7 @@ def core_edit(request: HtmxHttpRequest, label: str) -> HttpResponse:
     try:
         expected = int(request.POST.get("expected_version", ""))
     except ValueError:
-        messages.error(request, "The form lost its version number; reload the page.")
+        messages.error(request, _("The form lost its version number; reload the page."))
         return redirect("memory:core")
     try:
         block = core_service.set_text(
@@ -50,13 +62,18 @@ def core_edit(request: HtmxHttpRequest, label: str) -> HttpResponse:
             label=label,
             text=request.POST.get("text", ""),
             author=actor(request),
+            # Stored in the block's history, which agents and the API read: English.
             reason="edited in the dashboard",
             expected_version=expected,
         )
     except EngramError as exc:
-        messages.error(request, f"Not saved: {exc.detail}")
+        messages.error(request, _("Not saved: %(detail)s") % {"detail": exc.detail})
     else:
-        messages.success(request, f"Saved the {label} block as version {block.version}.")
+        messages.success(
+            request,
+            _("Saved the %(label)s block as version %(version)s.")
+            % {"label": _block_name(label), "version": block.version},
+        )
     return redirect("memory:core")
 
 
@@ -82,9 +99,11 @@ def core_rollback(request: HtmxHttpRequest, label: str, version: int) -> HttpRes
             space=space_for(request), label=label, version=version, author=actor(request)
         )
     except EngramError as exc:
-        messages.error(request, f"Not rolled back: {exc.detail}")
+        messages.error(request, _("Not rolled back: %(detail)s") % {"detail": exc.detail})
     else:
         messages.success(
-            request, f"Rolled back to version {version} (now version {block.version})."
+            request,
+            _("Rolled back to version %(version)s (now version %(current)s).")
+            % {"version": version, "current": block.version},
         )
     return redirect("memory:core")

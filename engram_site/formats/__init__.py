@@ -1,0 +1,1 @@
+"""Date formats that differ from Django's own per language (FORMAT_MODULE_PATH)."""
