@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory.dashboard import ask, core, facts, graph, ops
+from memory.dashboard import ask, core, facts, graph, ops, review, skills
 
 app_name = "memory"
 
@@ -21,6 +21,23 @@ urlpatterns = [
     path("jobs/retry/", ops.jobs_retry, name="jobs_retry"),
     path("consolidation/", ops.consolidation, name="consolidation"),
     path("consolidation/run/", ops.consolidation_run, name="consolidation_run"),
+    path("review/", review.review, name="review"),
+    path("review/<int:item_id>/release/", review.release, name="review_release"),
+    path("review/<int:item_id>/forget/", review.discard, name="review_forget"),
+    path(
+        "review/<int:item_id>/<str:decision>/",
+        review.decide,
+        name="review_decide",
+    ),
+    path("skills/", skills.skills, name="skills"),
+    path("skills/<int:skill_id>/<str:action>/", skills.skill_action, name="skill_action"),
+    path("ops/", ops.ops, name="ops"),
+    path("ops/backfill/estimate/", ops.backfill_estimate, name="backfill_estimate"),
+    path("ops/backfill/run/", ops.backfill_run, name="backfill_run"),
+    path("ops/backfill/<int:job_id>/", ops.backfill_progress, name="backfill_progress"),
+    path("ops/backfill/<int:job_id>/<str:action>/", ops.backfill_control, name="backfill_control"),
+    path("ops/environment/refresh/", ops.environment_refresh, name="environment_refresh"),
+    path("ops/test/<str:target>/", ops.test_connection, name="test_connection"),
     path("graph/", graph.graph, name="graph"),
     path("graph.json", graph.graph_json, name="graph_json"),
 ]

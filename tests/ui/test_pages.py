@@ -11,7 +11,7 @@ from memory.models import AuditEvent, IngestJob, MemoryItem, Session, Space, Tur
 
 pytestmark = pytest.mark.django_db
 
-PAGES = ["/facts/", "/core/", "/ask/?q=Anna", "/audit/", "/jobs/", "/consolidation/", "/graph/"]
+PAGES = ["/facts/", "/core/", "/ask/?q=Anna", "/audit/", "/ops/", "/graph/"]
 
 
 @pytest.mark.parametrize("url", PAGES + ["/graph.json"])
@@ -169,7 +169,7 @@ def test_dead_jobs_can_be_retried(staff_client, space):
     job = IngestJob.objects.create(
         space=space, turn=turn, idempotency_key="t1", status="dead", attempts=5, last_error="boom"
     )
-    body = staff_client.get("/jobs/").content.decode()
+    body = staff_client.get("/ops/").content.decode()
     assert "boom" in body and "Retry all 1" in body
     staff_client.post("/jobs/retry/", {"job": [job.pk]})
     job.refresh_from_db()
