@@ -135,6 +135,9 @@ def backfill_estimate(request: HtmxHttpRequest) -> HttpResponse:
     if not text.strip():
         messages.error(request, _("Choose a JSONL file (one turn a line) to estimate."))
         return _to_ops("backfill")
+    earlier = import_jobs.staged_history(str(request.session.get(SESSION_STAGED) or ""))
+    if earlier is not None:  # a new estimate replaces the one not run
+        earlier.unlink(missing_ok=True)
     token = import_jobs.stage_history(text)
     path = import_jobs.staged_history(token)
     assert path is not None

@@ -458,3 +458,16 @@ def test_the_views_stay_a_few_queries_with_many_rows(
     body = staff_client.get("/review/").content.decode()
     assert body.count('class="review-card"') == 100  # 50 a page, two lists
     assert "page 1 of 3" in body
+
+
+def test_a_new_estimate_replaces_the_staged_one(staff_client, settings, tmp_path):
+    from pathlib import Path
+
+    settings.DATA_DIR = tmp_path
+    staff_client.post("/ops/backfill/estimate/", {"file": _upload()})
+    staff_client.post("/ops/backfill/estimate/", {"file": _upload(name="second.jsonl")})
+    staged = list((Path(settings.DATA_DIR) / "staged-backfills").glob("*.jsonl"))
+    assert len(staged) == 1
+    assert staff_client.session["ops_backfill_estimate"]["file"] == "second.jsonl"
+    # What is staged is redacted, as a job stores it.
+    assert "Porto" in staged[0].read_text()

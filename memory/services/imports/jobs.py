@@ -41,6 +41,8 @@ KINDS = frozenset({GRAPH, SPACE, HISTORY})
 # Rows (nodes + edges, or turns + items + ...) an import may have and still
 # run inside the request, answering 200 as it always has.
 SYNC_ROWS = 1_000
+# How long an estimated, not yet run, dashboard backfill stays staged.
+STAGED_HOURS = 24
 
 
 class LeaseLost(Exception):
@@ -87,6 +89,11 @@ def stage_history(text: str) -> str:
     token = uuid.uuid4().hex
     folder = Path(settings.DATA_DIR) / "staged-backfills"
     folder.mkdir(parents=True, exist_ok=True)
+    # An estimate nobody ran is not kept for ever.
+    stale = timezone.now().timestamp() - STAGED_HOURS * 3600
+    for old in folder.glob("*.jsonl"):
+        if old.stat().st_mtime < stale:
+            old.unlink(missing_ok=True)
     (folder / f"{token}.jsonl").write_text(_redacted(HISTORY, {"jsonl": text})["jsonl"], "utf-8")
     return token
 
