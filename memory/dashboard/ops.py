@@ -12,7 +12,7 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_POST
 
 from engram_site.types import HtmxHttpRequest
@@ -21,6 +21,14 @@ from memory.dashboard.common import actor, page, space_for
 from memory.errors import EngramError
 from memory.models import AuditEvent, IngestJob, Space
 
+# Why the salience filter skips a turn (salience.skip_reason), as shown.
+SKIP_LABELS = {
+    "assistant": gettext_lazy("assistant turn (context only)"),
+    "quarantined": gettext_lazy("quarantined by the screen"),
+    "short": gettext_lazy("too short to hold a fact"),
+    "paste": gettext_lazy("pasted code or a dump"),
+    "command": gettext_lazy("a command to the agent"),
+}
 SESSION_STAGED = "ops_backfill_token"
 SESSION_ESTIMATE = "ops_backfill_estimate"
 
@@ -95,7 +103,7 @@ def ops(request: HtmxHttpRequest) -> HttpResponse:
         "memory/ops.html",
         "ops",
         space=space,
-        estimate=request.session.get(SESSION_ESTIMATE),
+        estimate=_estimate_shown(request.session.get(SESSION_ESTIMATE)),
         backfills=selectors.backfill_jobs(space=space),
         runs=runs,
         last=last,
@@ -109,6 +117,13 @@ def ops(request: HtmxHttpRequest) -> HttpResponse:
         statuses=IngestJob.Status.choices,
         max_upload=settings.MAX_BODY_BYTES,
     )
+
+
+def _estimate_shown(estimate: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not estimate:
+        return None
+    reasons = [(SKIP_LABELS.get(r, r), n) for r, n in estimate.get("skip_reasons", [])]
+    return {**estimate, "skip_reasons": reasons}
 
 
 def _to_ops(anchor: str = "") -> HttpResponse:

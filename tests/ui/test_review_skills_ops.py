@@ -242,6 +242,7 @@ def test_backfill_estimate_run_pause_resume(staff_client, space):
     response = staff_client.post("/ops/backfill/estimate/", {"file": _upload()}, follow=True)
     body = response.content.decode()
     assert "Estimate for history.jsonl" in body and "Skipped, and why" in body
+    assert "assistant turn (context only)" in body
     estimate = staff_client.session["ops_backfill_estimate"]
     assert estimate["turns"] == 4 and estimate["bad_count"] == 1
     assert sum(n for _, n in estimate["skip_reasons"]) == 4 - estimate["salient"]
