@@ -299,6 +299,7 @@ def test_a_paused_backfill_stops_at_the_next_chunk_and_resumes_after_it(space, m
     run_job(job.pk)
     job.refresh_from_db()
     assert job.status == IngestJob.Status.PAUSED and job.progress["done"] == 2
+    assert job.progress["counts"] == {"created": 2, "existing": 0}
     assert Turn.objects.filter(space=space).count() == 2
     assert import_jobs.resume(job=job, actor="curator:test")
     run_job(job.pk)
@@ -306,6 +307,7 @@ def test_a_paused_backfill_stops_at_the_next_chunk_and_resumes_after_it(space, m
     assert job.status == IngestJob.Status.DONE
     assert Turn.objects.filter(space=space).count() == 6
     assert calls == [2, 2, 2]  # the committed chunk was not read again
+    assert job.result["created"] == 6  # the counts carry on across the pause
 
 
 @pytest.mark.parametrize(

@@ -170,11 +170,13 @@ def run(
     progress: Callable[[int], None] | None = None,
     actor: str = "backfill",
     start: int = 0,
+    result: Result | None = None,
 ) -> Result:
     """Store every turn of the file that is not stored yet, in batches that
     each commit, so an interrupted run resumes where it stopped. `start`
-    skips the first turns (a paused job's committed chunks)."""
-    result = Result()
+    skips the first turns (a paused job's committed chunks), and `result`
+    carries on the counts of the run before the pause."""
+    result = result if result is not None else Result()
     batch: list[TurnData] = []
 
     def flush() -> None:

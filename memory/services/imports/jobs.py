@@ -243,11 +243,15 @@ def _run_history(job: IngestJob) -> dict[str, Any]:
     # Resumed after a pause: the chunks committed before it are not read again.
     start = int((job.progress or {}).get("done", 0))
     report, done = _reporter(job), start
+    before = (job.progress or {}).get("counts") or {}
+    so_far = history.Result(
+        created=int(before.get("created", 0)), existing=int(before.get("existing", 0))
+    )
 
     def progress(batch: int) -> None:
         nonlocal done
         done += batch
-        report(done, total, {})
+        report(done, total, {"created": so_far.created, "existing": so_far.existing})
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "history.jsonl"
@@ -259,6 +263,7 @@ def _run_history(job: IngestJob) -> dict[str, Any]:
             actor=str(payload.get("actor") or "backfill"),
             start=start,
             batch_size=int(payload.get("batch_size") or 200),
+            result=so_far,
         )
     return {
         "dry_run": False,
