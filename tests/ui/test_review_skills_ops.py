@@ -474,3 +474,30 @@ def test_a_new_estimate_replaces_the_staged_one(staff_client, settings, tmp_path
     assert staff_client.session["ops_backfill_estimate"]["file"] == "second.jsonl"
     # What is staged is redacted, as a job stores it.
     assert "Porto" in staged[0].read_text()
+
+
+def test_another_spaces_ids_are_not_decided_here(staff_client, space):
+    other = Space.objects.create(name="other-space")
+    save_fact(space=other, text="The project deadline is flexible for the team.")
+    theirs = save_fact(space=other, text="The project deadline is not flexible for the team.").item
+    skill = create_skill(space=other, name="theirs", draft=True)
+    job = IngestJob.objects.create(space=other, idempotency_key="o1", kind="import_history")
+    staff_client.get("/review/?space=test-space")
+    assert theirs is not None
+    for url in (
+        f"/review/{theirs.pk}/accept/",
+        f"/review/{theirs.pk}/release/",
+        f"/review/{theirs.pk}/forget/",
+    ):
+        assert "not in this space" in _messages(staff_client.post(url, follow=True))
+    assert "not in this space" in _messages(
+        staff_client.post(f"/skills/{skill.pk}/enable/", follow=True)
+    )
+    assert "not in this space" in _messages(
+        staff_client.post(f"/ops/backfill/{job.pk}/pause/", follow=True)
+    )
+    theirs.refresh_from_db()
+    skill.refresh_from_db()
+    job.refresh_from_db()
+    assert theirs.status == MemoryItem.Status.PENDING_REVIEW and not skill.enabled
+    assert job.status == IngestJob.Status.PENDING
