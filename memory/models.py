@@ -631,6 +631,9 @@ class IngestJob(models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         DEAD = "dead", "Dead-lettered"
+        # An import job a curator paused: no worker claims it, the sweeper
+        # leaves it alone; resumed, it goes on from its last committed chunk.
+        PAUSED = "paused", "Paused"
 
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="ingest_jobs")
     turn = models.ForeignKey(

@@ -343,3 +343,83 @@ def unassessed_batches(*, space: Space, session_key: str) -> int:
     return SearchBatch.objects.filter(
         space=space, session_key=session_key, assessed_at=None
     ).count()
+
+
+# --- review, skills and ops (the dashboard's curation views) ----------------------
+
+
+PAGE_SIZE = 50
+
+
+def page_of(rows, number: str | int | None, *, size: int = PAGE_SIZE):  # type: ignore[no-untyped-def]
+    """One page of a queryset; a bad or too-large page number gives the last
+    page (or the first), never an error."""
+    from django.core.paginator import Paginator
+
+    return Paginator(rows, size).get_page(number)
+
+
+def pending_review(*, space: Space, page: str | int | None = None):  # type: ignore[no-untyped-def]
+    """Facts kept pending review, newest first, each with `.contradicts`: the
+    facts it may contradict (one query for the whole page)."""
+    rows = MemoryItem.objects.filter(
+        space=space, status=MemoryItem.Status.PENDING_REVIEW, expired_at=None
+    ).order_by("-created_at", "-id")
+    found = page_of(rows, page)
+    items = list(found.object_list)
+    wanted = {
+        int(x)
+        for item in items
+        for x in (item.metadata or {}).get("contradicts") or []
+        if str(x).isdigit()
+    }
+    olds = {m.pk: m for m in MemoryItem.objects.filter(space=space, pk__in=wanted)}
+    for item in items:
+        ids = [int(x) for x in (item.metadata or {}).get("contradicts") or [] if str(x).isdigit()]
+        item.contradicts = [olds[i] for i in ids if i in olds]  # type: ignore[attr-defined]
+    found.object_list = items
+    return found
+
+
+def quarantined(*, space: Space, page: str | int | None = None):  # type: ignore[no-untyped-def]
+    """Entries the screen flagged and nobody has forgotten, with its reasons."""
+    rows = (
+        MemoryItem.objects.filter(space=space, screen_status=MemoryItem.Screen.FLAGGED)
+        .exclude(status=MemoryItem.Status.FORGOTTEN)
+        .order_by("-created_at", "-id")
+    )
+    return page_of(rows, page)
+
+
+def skills_page(*, space: Space, state: str = "", page: str | int | None = None):  # type: ignore[no-untyped-def]
+    from memory.models import Skill
+
+    rows = Skill.objects.filter(space=space)
+    if state == "draft":
+        rows = rows.filter(is_draft=True)
+    elif state == "enabled":
+        rows = rows.filter(enabled=True)
+    elif state == "disabled":
+        rows = rows.filter(enabled=False, is_draft=False)
+    return page_of(rows.order_by("-is_draft", "name"), page)
+
+
+def jobs_page(*, space: Space, status: str = "", page: str | int | None = None):  # type: ignore[no-untyped-def]
+    rows = IngestJob.objects.filter(space=space).select_related("turn").defer("payload")
+    if status:
+        rows = rows.filter(status=status)
+    return page_of(rows.order_by("-created_at", "-id"), page, size=PAGE_SIZE)
+
+
+def backfill_jobs(*, space: Space, limit: int = 5) -> list[IngestJob]:
+    return list(
+        IngestJob.objects.filter(space=space, kind="import_history")
+        .defer("payload")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+def adjudications(*, space: Space, limit: int = 30):  # type: ignore[no-untyped-def]
+    from memory.models import Adjudication
+
+    return list(Adjudication.objects.filter(space=space).order_by("-id")[:limit])

@@ -10,9 +10,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from memory.errors import Conflict, NotFound
+from memory.errors import Conflict, Invalid, NotFound
 from memory.models import Skill, Space
-from memory.screening import redact
+from memory.screening import redact, screen
 from memory.services import audit
 from memory.services.palace import slots as palace_slots
 
@@ -96,6 +96,25 @@ def update_skill(*, skill: Skill, actor: str, **fields: Any) -> Skill:
     except IntegrityError:
         raise Conflict("name: another skill already has this name") from None
     return skill
+
+
+def edit_skill(*, skill: Skill, actor: str, name: str, description: str, body: str) -> Skill:
+    """A curator's edit of a skill's text: screened like any write that
+    reaches a prompt (the injection screen, not the strict one: a procedure
+    may well say to run a command), then saved and audited by update_skill.
+    Raises Invalid for an empty name or a text the screen flags."""
+    name = name.strip()
+    if not name or len(name) > 120:
+        raise Invalid("name: a skill needs a name of 1 to 120 characters")
+    texts = {}
+    for field_name, value in (("description", description), ("body", body)):
+        screened = screen(value)
+        if screened.flagged:
+            raise Invalid(
+                f"{field_name}: refused by the injection screen ({', '.join(screened.reasons)})"
+            )
+        texts[field_name] = screened.text
+    return update_skill(skill=skill, actor=actor, name=name, **texts)
 
 
 def delete_skill(*, skill: Skill, actor: str) -> None:

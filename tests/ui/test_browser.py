@@ -68,8 +68,7 @@ def test_a_curator_forgets_a_fact_and_edits_core_memory(browser, live_server, cu
         ("Ask", "ask"),
         ("Graph", "graph"),
         ("Log", "log"),
-        ("Ingest jobs", "jobs"),
-        ("Consolidation", "consolidation"),
+        ("Ops", "ops"),
     ]:
         browser.find_element(By.LINK_TEXT, tab).click()
         assert "Memory active" in browser.find_element(By.ID, "status-ribbon").text

@@ -17,8 +17,9 @@ PAGES = [
     "/core/",
     "/ask/?q=Anna",
     "/log/",
-    "/jobs/",
-    "/consolidation/",
+    "/ops/",
+    "/review/",
+    "/skills/",
     "/graph/",
 ]
 
@@ -179,7 +180,7 @@ def test_dead_jobs_can_be_retried(staff_client, space):
     job = IngestJob.objects.create(
         space=space, turn=turn, idempotency_key="t1", status="dead", attempts=5, last_error="boom"
     )
-    body = staff_client.get("/jobs/").content.decode()
+    body = staff_client.get("/ops/").content.decode()
     assert "boom" in body and "Retry all 1" in body
     staff_client.post("/jobs/retry/", {"job": [job.pk]})
     job.refresh_from_db()

@@ -169,10 +169,14 @@ def run(
     batch_size: int = 200,
     progress: Callable[[int], None] | None = None,
     actor: str = "backfill",
+    start: int = 0,
+    result: Result | None = None,
 ) -> Result:
     """Store every turn of the file that is not stored yet, in batches that
-    each commit, so an interrupted run resumes where it stopped."""
-    result = Result()
+    each commit, so an interrupted run resumes where it stopped. `start`
+    skips the first turns (a paused job's committed chunks), and `result`
+    carries on the counts of the run before the pause."""
+    result = result if result is not None else Result()
     batch: list[TurnData] = []
 
     def flush() -> None:
@@ -187,7 +191,9 @@ def run(
             progress(len(batch))
         batch.clear()
 
-    for turn in read_turns(path, result.bad_lines):
+    for index, turn in enumerate(read_turns(path, result.bad_lines)):
+        if index < start:
+            continue
         batch.append(turn)
         if len(batch) >= batch_size:
             flush()

@@ -41,10 +41,17 @@ KINDS = frozenset({GRAPH, SPACE, HISTORY})
 # Rows (nodes + edges, or turns + items + ...) an import may have and still
 # run inside the request, answering 200 as it always has.
 SYNC_ROWS = 1_000
+# How long an estimated, not yet run, dashboard backfill stays staged.
+STAGED_HOURS = 24
 
 
 class LeaseLost(Exception):
     """Another worker took the job over; what this one was doing is void."""
+
+
+class Paused(LeaseLost):
+    """A curator paused the job: the worker stops after the chunk it just
+    committed (recorded as done), and a resume goes on from there."""
 
 
 def handles(job: IngestJob) -> bool:
@@ -74,6 +81,29 @@ def _redacted(kind: str, data: dict[str, Any]) -> dict[str, Any]:
                 lines.append(redact(line))  # a bad line stays bad, without its secrets
         return {"jsonl": "\n".join(lines)}
     return dict(redact_json(data))
+
+
+def stage_history(text: str) -> str:
+    """Keep an uploaded backfill (redacted, as a job would store it) between
+    its estimate and its run; answers a token for `staged_history`."""
+    token = uuid.uuid4().hex
+    folder = Path(settings.DATA_DIR) / "staged-backfills"
+    folder.mkdir(parents=True, exist_ok=True)
+    # An estimate nobody ran is not kept for ever.
+    stale = timezone.now().timestamp() - STAGED_HOURS * 3600
+    for old in folder.glob("*.jsonl"):
+        if old.stat().st_mtime < stale:
+            old.unlink(missing_ok=True)
+    (folder / f"{token}.jsonl").write_text(_redacted(HISTORY, {"jsonl": text})["jsonl"], "utf-8")
+    return token
+
+
+def staged_history(token: str) -> Path | None:
+    """The staged file of `token` (None if unknown or gone)."""
+    if not token.isalnum() or len(token) != 32:
+        return None
+    path = Path(settings.DATA_DIR) / "staged-backfills" / f"{token}.jsonl"
+    return path if path.is_file() else None
 
 
 def start(
@@ -134,6 +164,11 @@ def _reporter(job: IngestJob) -> Any:
             updated_at=now,
         )
         if updated != 1:
+            paused = IngestJob.objects.filter(pk=job.pk, status=IngestJob.Status.PAUSED).update(
+                progress={"done": done, "total": total, "counts": counts}, updated_at=now
+            )
+            if paused:
+                raise Paused(f"import job {job.pk}: paused")
             raise LeaseLost(f"import job {job.pk}: lease lost")
         job.lease_until = lease
 
@@ -205,12 +240,18 @@ def _run_history(job: IngestJob) -> dict[str, Any]:
     payload = job.payload
     text = str(payload["data"].get("jsonl", ""))
     total = sum(1 for line in text.splitlines() if line.strip())
-    report, done = _reporter(job), 0
+    # Resumed after a pause: the chunks committed before it are not read again.
+    start = int((job.progress or {}).get("done", 0))
+    report, done = _reporter(job), start
+    before = (job.progress or {}).get("counts") or {}
+    so_far = history.Result(
+        created=int(before.get("created", 0)), existing=int(before.get("existing", 0))
+    )
 
     def progress(batch: int) -> None:
         nonlocal done
         done += batch
-        report(done, total, {})
+        report(done, total, {"created": so_far.created, "existing": so_far.existing})
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "history.jsonl"
@@ -220,6 +261,9 @@ def _run_history(job: IngestJob) -> dict[str, Any]:
             path=path,
             progress=progress,
             actor=str(payload.get("actor") or "backfill"),
+            start=start,
+            batch_size=int(payload.get("batch_size") or 200),
+            result=so_far,
         )
     return {
         "dry_run": False,
@@ -227,6 +271,41 @@ def _run_history(job: IngestJob) -> dict[str, Any]:
         "existing": result.existing,
         "bad_lines": [f"line {b.line}: {b.error}" for b in result.bad_lines],
     }
+
+
+def pause(*, job: IngestJob, actor: str) -> bool:
+    """Pause a pending or running backfill; its worker stops at the next
+    chunk. False when it is neither (done, dead, paused already)."""
+    if job.kind != HISTORY:
+        return False
+    with transaction.atomic():
+        changed = IngestJob.objects.filter(
+            pk=job.pk, status__in=[IngestJob.Status.PENDING, IngestJob.Status.RUNNING]
+        ).update(status=IngestJob.Status.PAUSED, lease_until=None, updated_at=timezone.now())
+        if changed:
+            audit.record(
+                space=job.space_id, action="pause", target_type="job", target_id=job.pk, actor=actor
+            )
+    return bool(changed)
+
+
+def resume(*, job: IngestJob, actor: str) -> bool:
+    """A paused job back to the queue; it goes on from its last committed
+    chunk. False when it was not paused."""
+    with transaction.atomic():
+        changed = IngestJob.objects.filter(pk=job.pk, status=IngestJob.Status.PAUSED).update(
+            status=IngestJob.Status.PENDING, sent_at=None, updated_at=timezone.now()
+        )
+        if changed:
+            audit.record(
+                space=job.space_id,
+                action="resume",
+                target_type="job",
+                target_id=job.pk,
+                actor=actor,
+            )
+            outbox.enqueue_on_commit([job.pk])
+    return bool(changed)
 
 
 _RUNNERS = {GRAPH: _run_graph, SPACE: _run_space, HISTORY: _run_history}
