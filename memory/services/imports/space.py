@@ -35,7 +35,7 @@ from memory.models import (
     Space,
     Turn,
 )
-from memory.screening import redact_json, screen
+from memory.screening import redact_json, screen, split_reasons
 from memory.services import audit, outbox
 from memory.services.export import FORMAT, HASH_KEYS, item_key, item_uids, relation_key, turn_key
 
@@ -177,6 +177,11 @@ def _sessions(
             for t in Turn.objects.filter(space=space, session=session)
         }
         new_turns = []
+        # The split check of live turns (services.turns): each turn is read
+        # with the previous one of its session and role, imported or stored,
+        # so a payload cut over two turns is quarantined as it would be live.
+        last: dict[str, tuple[Turn | None, int | None, str] | None] = {}
+        split_stored: set[int] = set()  # stored first halves to quarantine
         for j, t in enumerate(s.get("turns", [])):
             tw = f"{where}.turns[{j}]"
             if t.get("role") not in Turn.Role.values:
@@ -192,25 +197,43 @@ def _sessions(
                 report.skipped["turns"] += 1
                 continue
             existing.add(key)
+            role, text = t["role"], str(t.get("text", ""))
             status = t.get("screen_status") or "ok"
-            if status == "ok" and screen(str(t.get("text", ""))).flagged:
+            if status == "ok" and screen(text).flagged:
                 status = "flagged"
-            new_turns.append(
-                Turn(
-                    space=space,
-                    session=session,
-                    ref=t.get("ref"),
-                    role=t["role"],
-                    text=str(t.get("text", "")),
-                    ts=_req_dt(t.get("ts"), field_name=f"{tw}.ts"),
-                    metadata=t.get("metadata") or {},
-                    created_at=_req_dt(t.get("created_at"), field_name=f"{tw}.created_at"),
-                    # Processed turns keep their verdict: running the pipeline
-                    # over them again would re-extract facts the export carries.
-                    skip_reason=t.get("skip_reason"),
-                    screen_status=status,
+            if role not in last:
+                stored = (
+                    Turn.objects.filter(space=space, session=session, role=role)
+                    .order_by("-ts", "-id")
+                    .values_list("pk", "text", "screen_status")
+                    .first()
                 )
+                last[role] = (None, stored[0], stored[1]) if stored and stored[2] == "ok" else None
+            previous = last[role]
+            if status == "ok" and previous is not None and split_reasons(previous[2], text):
+                status = "flagged"
+                if previous[0] is not None:
+                    previous[0].screen_status = "flagged"
+                elif previous[1] is not None:
+                    split_stored.add(previous[1])
+            turn = Turn(
+                space=space,
+                session=session,
+                ref=t.get("ref"),
+                role=role,
+                text=text,
+                ts=_req_dt(t.get("ts"), field_name=f"{tw}.ts"),
+                metadata=t.get("metadata") or {},
+                created_at=_req_dt(t.get("created_at"), field_name=f"{tw}.created_at"),
+                # Processed turns keep their verdict: running the pipeline
+                # over them again would re-extract facts the export carries.
+                skip_reason=t.get("skip_reason"),
+                screen_status=status,
             )
+            last[role] = (turn, None, text) if status == "ok" else None
+            new_turns.append(turn)
+        if split_stored:
+            Turn.objects.filter(pk__in=split_stored).update(screen_status="flagged")
         for turn in new_turns:
             turn.save()
             if turn.skip_reason is None:
