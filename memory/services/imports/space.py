@@ -102,9 +102,104 @@ def _check(data: Any) -> None:
             raise Invalid(f"sessions[{i}].turns: must be a list of objects")
 
 
-def check_export(data: Any) -> None:
-    """Refuse what is not an importable export, naming the field."""
+# The longest text one row may carry: what POST /turns takes for a turn.
+MAX_TEXT = 64_000
+
+# Per section: (required datetimes, optional datetimes, required strings, whole numbers, numbers).
+_ROWS: dict[
+    str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+] = {
+    "items": (
+        ("last_seen", "created_at"),
+        ("valid_from", "valid_to", "expired_at"),
+        ("uid", "text"),
+        ("frequency",),
+        ("importance",),
+    ),
+    "entities": (("created_at", "last_mentioned_at"), (), ("norm",), (), ()),
+    "relations": (("created_at",), ("valid_from", "valid_to", "expired_at"), (), (), ()),
+    "beliefs": (("created_at", "updated_at"), (), (), ("proof_count",), ()),
+    "skills": (("created_at", "updated_at"), ("last_used_at",), ("name",), ("usage_count",), ()),
+    "core_blocks": (("updated_at",), (), (), ("version", "budget_tokens"), ()),
+}
+_TEXT_FIELDS = ("text", "description", "body", "summary", "title")
+
+
+def _check_row(row: dict[str, Any], where: str, spec: tuple[tuple[str, ...], ...]) -> None:
+    required_dt, optional_dt, required_str, whole, numbers = spec
+    for name in required_str:
+        if not str(row.get(name) or ""):
+            raise Invalid(f"{where}.{name}: required")
+    for name in required_dt:
+        _req_dt(row.get(name), field_name=f"{where}.{name}")
+    for name in optional_dt:
+        _dt(row.get(name), field_name=f"{where}.{name}")
+    for kind, names in ((int, whole), (float, numbers)):
+        for name in names:
+            value = row.get(name)
+            if value is None:
+                continue
+            try:
+                kind(value)
+            except (TypeError, ValueError, OverflowError):
+                raise Invalid(f"{where}.{name}: must be a number") from None
+    for name in _TEXT_FIELDS:
+        if len(str(row.get(name) or "")) > MAX_TEXT:
+            raise Invalid(f"{where}.{name}: at most {MAX_TEXT} characters")
+
+
+def validate(data: Any) -> None:
+    """Every row of the export checked as importing it would check it, with
+    no write: a background import runs in slices that commit one by one, so
+    a bad row found halfway would leave the slices before it stored. Raises
+    Invalid naming the row and field."""
     _check(data)
+    for i, s in enumerate(data.get("sessions", [])):
+        where = f"sessions[{i}]"
+        if not str(s.get("external_id") or ""):
+            raise Invalid(f"{where}.external_id: required")
+        for name in ("started_at", "last_turn_at"):
+            _req_dt(s.get(name), field_name=f"{where}.{name}")
+        for j, t in enumerate(s.get("turns", [])):
+            tw = f"{where}.turns[{j}]"
+            if t.get("role") not in Turn.Role.values:
+                raise Invalid(f"{tw}.role: must be user or assistant")
+            if len(str(t.get("text", ""))) > MAX_TEXT:
+                raise Invalid(f"{tw}.text: at most {MAX_TEXT} characters")
+            for name in ("ts", "created_at"):
+                _req_dt(t.get(name), field_name=f"{tw}.{name}")
+        summary = s.get("summary")
+        if summary:
+            if not isinstance(summary, dict):
+                raise Invalid(f"{where}.summary: must be an object")
+            _check_row(
+                summary,
+                f"{where}.summary",
+                (("created_at",), ("first_ts", "last_ts"), (), ("turn_count",), ()),
+            )
+    for key, spec in _ROWS.items():
+        for i, row in enumerate(data.get(key, [])):
+            _check_row(row, f"{key}[{i}]", spec)
+    for i, b in enumerate(data.get("core_blocks", [])):
+        if b.get("label") not in CoreBlock.Label.values:
+            raise Invalid(f"core_blocks[{i}].label: must be user or agent")
+        versions = b.get("versions", [])
+        if not isinstance(versions, list) or not all(isinstance(v, dict) for v in versions):
+            raise Invalid(f"core_blocks[{i}].versions: must be a list of objects")
+        for j, v in enumerate(versions):
+            _check_row(
+                v, f"core_blocks[{i}].versions[{j}]", (("created_at",), (), (), ("version",), ())
+            )
+    norms = {str(e.get("norm") or "") for e in data.get("entities", [])}
+    for i, r in enumerate(data.get("relations", [])):
+        if r.get("src") not in norms or r.get("dst") not in norms:
+            raise Invalid(f"relations[{i}]: src and dst must name exported entities")
+
+
+def check_export(data: Any) -> None:
+    """Refuse what is not an importable export as a whole, naming the row
+    and field, before anything is written."""
+    validate(data)
 
 
 def row_count(data: dict[str, Any]) -> int:
