@@ -66,7 +66,8 @@ class StatusOut(Schema):
     relations: int
     turns: int
     sessions: int
-    pending_jobs: int
+    pending_jobs: int  # ingest work: posted turns not yet through the pipeline
+    pending_imports: int  # background import jobs queued or running
     dead_jobs: int
     last_consolidation: str | None
     embeddings: str

@@ -38,6 +38,7 @@ def space_status(*, space: Space) -> dict[str, object]:
     from consolidation.models import ConsolidationRun
 
     jobs = IngestJob.objects.filter(space=space)
+    open_jobs = jobs.filter(Q(status=IngestJob.Status.PENDING) | Q(status=IngestJob.Status.RUNNING))
     last_run = (
         ConsolidationRun.objects.filter(space=space, status=ConsolidationRun.Status.DONE)
         .order_by("-finished_at")
@@ -51,9 +52,10 @@ def space_status(*, space: Space) -> dict[str, object]:
         "relations": Relation.objects.filter(space=space, expired_at=None).count(),
         "turns": Turn.objects.filter(space=space).count(),
         "sessions": Session.objects.filter(space=space).count(),
-        "pending_jobs": jobs.filter(
-            Q(status=IngestJob.Status.PENDING) | Q(status=IngestJob.Status.RUNNING)
-        ).count(),
+        # The contract's pending_jobs is ingest work: posted turns not yet
+        # through the write pipeline. Import jobs are counted on their own.
+        "pending_jobs": open_jobs.exclude(kind__startswith="import_").count(),
+        "pending_imports": open_jobs.filter(kind__startswith="import_").count(),
         "dead_jobs": jobs.filter(status=IngestJob.Status.DEAD).count(),
         "last_consolidation": last_run.isoformat() if last_run else None,
         "embeddings": settings.ENGRAM["EMBEDDINGS"],

@@ -8,8 +8,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from memory.models import AuditEvent, Space
+from memory.screening import redact_json
 
 _local = threading.local()
+
+# Detail keys whose values are identifiers or digests, never user text.
+KEEP_KEYS = frozenset({"uid", "uids", "content_hash", "hash", "digest", "sha256", "format"})
 
 
 @contextmanager
@@ -27,6 +31,29 @@ def batched() -> Iterator[list[AuditEvent]]:
         _local.buffer = outer
 
 
+def event(
+    *,
+    space: Space | int,
+    action: str,
+    target_type: str,
+    target_id: object = "",
+    actor: str = "system",
+    detail: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """An unsaved audit event, its details redacted like every other write:
+    a preview, a forget query or a reason may quote a secret or an address,
+    and the log outlives what it describes. Every event is built here."""
+    space_id = space if isinstance(space, int) else space.pk
+    return AuditEvent(
+        space_id=space_id,
+        action=action,
+        target_type=target_type,
+        target_id=str(target_id),
+        actor=actor,
+        detail=redact_json(detail or {}, keep_keys=KEEP_KEYS),
+    )
+
+
 def record(
     *,
     space: Space | int,
@@ -36,21 +63,20 @@ def record(
     actor: str = "system",
     **detail: Any,
 ) -> AuditEvent:
-    space_id = space if isinstance(space, int) else space.pk
-    event = AuditEvent(
-        space_id=space_id,
+    built = event(
+        space=space,
         action=action,
         target_type=target_type,
-        target_id=str(target_id),
+        target_id=target_id,
         actor=actor,
         detail=detail,
     )
     buffer: list[AuditEvent] | None = getattr(_local, "buffer", None)
     if buffer is not None:
-        buffer.append(event)  # inserted by the caller of batched()
+        buffer.append(built)  # inserted by the caller of batched()
     else:
-        event.save(force_insert=True)
-    return event
+        built.save(force_insert=True)
+    return built
 
 
 def record_admin(

@@ -42,11 +42,20 @@ def normalize(name: str) -> str:
 
 
 def _without_initials(norm: str) -> str:
+    # An initial is one letter: a one-character number ("Ada 1 Lovelace")
+    # is part of the name, and names differing in it are different things.
     words = norm.split()
-    kept = [w for w in words if len(w) > 1]
+    kept = [w for w in words if len(w) > 1 or not w.isalpha()]
     if len(kept) == len(words) or not kept:
         return ""
     return " ".join(kept)
+
+
+def _other_initials(entity: Entity, norm: str, base: str) -> bool:
+    """`entity`, found through the initial-free `base` of `norm`, carries
+    initials of its own that differ ("Ada K Lovelace" for "Ada J Lovelace"):
+    two different people, not one name written two ways."""
+    return entity.norm not in (norm, base) and _without_initials(entity.norm) == base
 
 
 def _find(space: Space, norms: Iterable[str]) -> tuple[Entity | None, set[str]]:
@@ -80,7 +89,10 @@ def find_entity(*, space: Space, name: str) -> Entity | None:
     """The entity `name` refers to, if any: by alias, or by the name without
     its initials ("Anna K." -> Anna). Never creates one."""
     norm = normalize(name)
-    entity, _ = _find(space, [norm, _without_initials(norm)])
+    base = _without_initials(norm)
+    entity, known = _find(space, [norm, base])
+    if entity is not None and norm not in known and _other_initials(entity, norm, base):
+        return None
     return entity
 
 
@@ -105,6 +117,12 @@ def upsert_entity(
     alias_norms = [(a, normalize(a)) for a in aliases if normalize(a)]
     base = _without_initials(norm)
     entity, known = _find(space, [norm, *(n for _, n in alias_norms), base])
+    if (
+        entity is not None
+        and not known.intersection([norm, *(n for _, n in alias_norms)])
+        and _other_initials(entity, norm, base)
+    ):
+        entity = None  # known keeps `base`: it stays the other entity's alias
     now = timezone.now()
     if entity is None:
         # An initial-free name may already exist as the base of an initialed

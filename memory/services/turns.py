@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from memory.models import AuditEvent, IngestJob, MemoryItem, Session, Space, Turn
 from memory.screening import redact_json, screen, split_reasons
-from memory.services import outbox
+from memory.services import audit, outbox
 
 
 @dataclass(frozen=True)
@@ -192,11 +192,11 @@ def _quarantine(*, space: Space, accepted: list[Accepted], before: _Before) -> N
     first halves of split attacks with the facts made of them (a half said
     earlier in the same batch was flagged before it was inserted)."""
     events = [
-        AuditEvent(
+        audit.event(
             space=space,
             action="quarantine",
             target_type="turn",
-            target_id=str(a.turn.pk),
+            target_id=a.turn.pk,
             actor="screening",
             detail={"reasons": a.reasons},
         )
@@ -210,11 +210,11 @@ def _quarantine(*, space: Space, accepted: list[Accepted], before: _Before) -> N
             space=space, stated_in__turn_id=previous.pk, created_at__gte=previous.created_at
         ).update(screen_status=MemoryItem.Screen.FLAGGED, screen_reasons=reasons)
         events.append(
-            AuditEvent(
+            audit.event(
                 space=space,
                 action="quarantine",
                 target_type="turn",
-                target_id=str(previous.pk),
+                target_id=previous.pk,
                 actor="screening",
                 detail={"reasons": reasons},
             )

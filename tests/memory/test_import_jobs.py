@@ -180,20 +180,50 @@ def test_a_large_export_imports_in_slices_as_one_import_would(api, space, client
     assert Turn.objects.filter(space=target).count() == 60
 
 
-def test_an_export_bad_halfway_dead_letters_its_job_with_the_reason(api, space):
-    export = api.get("/api/v1/export").json()
-    export["sessions"] = [
+def _bad_halfway(export: dict) -> dict:
+    ts = "2024-01-01T00:00:00+00:00"
+    good = [
         {
-            "external_id": "x",
-            "started_at": "2024-01-01T00:00:00+00:00",
-            "last_turn_at": "2024-01-01T00:00:00+00:00",
-            "turns": [{"role": "user", "text": "hi", "ts": "soon", "ref": "a"}],
+            "external_id": f"s{i}",
+            "started_at": ts,
+            "last_turn_at": ts,
+            "turns": [
+                {"role": "user", "text": f"note {i}.{j}", "ts": ts, "created_at": ts, "ref": f"{j}"}
+                for j in range(20)
+            ],
         }
+        for i in range(3)
     ]
+    bad = {
+        "external_id": "x",
+        "started_at": ts,
+        "last_turn_at": ts,
+        "turns": [{"role": "user", "text": "hi", "ts": "soon", "created_at": ts, "ref": "a"}],
+    }
+    return {**export, "sessions": [*good, bad]}
+
+
+def test_an_export_bad_halfway_is_refused_whole_before_any_job(api, space, monkeypatch):
+    monkeypatch.setattr(space_import, "SLICE_TURNS", 25)
+    export = _bad_halfway(api.get("/api/v1/export").json())
+    assert len(space_import.slices(export)) > 2
     response = api.post("/api/v1/import?background=true", export, content_type="application/json")
-    status = api.get(response.json()["status_url"]).json()
+    assert response.status_code == 422, response.content
+    assert "sessions[3].turns[0].ts" in response.content.decode()
+    assert not IngestJob.objects.filter(space=space, kind="import_space").exists()
+    assert Turn.objects.filter(space=space).count() == 0
+
+
+def test_a_job_with_a_bad_row_halfway_stores_nothing(api, space, monkeypatch):
+    monkeypatch.setattr(space_import, "SLICE_TURNS", 25)
+    export = _bad_halfway(api.get("/api/v1/export").json())
+    job = import_jobs.start(
+        space=space, kind=import_jobs.SPACE, data=export, total=len(space_import.slices(export))
+    )
+    status = api.get(f"/api/v1/import/jobs/{job.pk}").json()
     assert status["status"] == "dead"
-    assert status["error"].startswith("sessions[0].turns[0].ts")
+    assert status["error"].startswith("sessions[3].turns[0].ts")
+    assert Turn.objects.filter(space=space).count() == 0
 
 
 def test_an_import_job_of_another_space_is_404(api, client_for):

@@ -194,6 +194,9 @@ def _run_graph(job: IngestJob) -> dict[str, Any]:
 
 def _run_space(job: IngestJob) -> dict[str, Any]:
     payload, progress = job.payload, job.progress or {}
+    if not int(progress.get("done", 0)):
+        # All or nothing: the whole file is checked before the first slice commits.
+        space_import.validate(payload["data"])
     slices = space_import.slices(payload["data"])
     report = _reporter(job)
     created: Counter[str] = Counter(progress.get("counts", {}).get("created", {}))

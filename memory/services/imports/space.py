@@ -35,7 +35,7 @@ from memory.models import (
     Space,
     Turn,
 )
-from memory.screening import redact_json, screen
+from memory.screening import redact_json, screen, split_reasons
 from memory.services import audit, outbox
 from memory.services.export import FORMAT, HASH_KEYS, item_key, item_uids, relation_key, turn_key
 
@@ -102,9 +102,104 @@ def _check(data: Any) -> None:
             raise Invalid(f"sessions[{i}].turns: must be a list of objects")
 
 
-def check_export(data: Any) -> None:
-    """Refuse what is not an importable export, naming the field."""
+# The longest text one row may carry: what POST /turns takes for a turn.
+MAX_TEXT = 64_000
+
+# Per section: (required datetimes, optional datetimes, required strings, whole numbers, numbers).
+_ROWS: dict[
+    str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+] = {
+    "items": (
+        ("last_seen", "created_at"),
+        ("valid_from", "valid_to", "expired_at"),
+        ("uid", "text"),
+        ("frequency",),
+        ("importance",),
+    ),
+    "entities": (("created_at", "last_mentioned_at"), (), ("norm",), (), ()),
+    "relations": (("created_at",), ("valid_from", "valid_to", "expired_at"), (), (), ()),
+    "beliefs": (("created_at", "updated_at"), (), (), ("proof_count",), ()),
+    "skills": (("created_at", "updated_at"), ("last_used_at",), ("name",), ("usage_count",), ()),
+    "core_blocks": (("updated_at",), (), (), ("version", "budget_tokens"), ()),
+}
+_TEXT_FIELDS = ("text", "description", "body", "summary", "title")
+
+
+def _check_row(row: dict[str, Any], where: str, spec: tuple[tuple[str, ...], ...]) -> None:
+    required_dt, optional_dt, required_str, whole, numbers = spec
+    for name in required_str:
+        if not str(row.get(name) or ""):
+            raise Invalid(f"{where}.{name}: required")
+    for name in required_dt:
+        _req_dt(row.get(name), field_name=f"{where}.{name}")
+    for name in optional_dt:
+        _dt(row.get(name), field_name=f"{where}.{name}")
+    for kind, names in ((int, whole), (float, numbers)):
+        for name in names:
+            value = row.get(name)
+            if value is None:
+                continue
+            try:
+                kind(value)
+            except (TypeError, ValueError, OverflowError):
+                raise Invalid(f"{where}.{name}: must be a number") from None
+    for name in _TEXT_FIELDS:
+        if len(str(row.get(name) or "")) > MAX_TEXT:
+            raise Invalid(f"{where}.{name}: at most {MAX_TEXT} characters")
+
+
+def validate(data: Any) -> None:
+    """Every row of the export checked as importing it would check it, with
+    no write: a background import runs in slices that commit one by one, so
+    a bad row found halfway would leave the slices before it stored. Raises
+    Invalid naming the row and field."""
     _check(data)
+    for i, s in enumerate(data.get("sessions", [])):
+        where = f"sessions[{i}]"
+        if not str(s.get("external_id") or ""):
+            raise Invalid(f"{where}.external_id: required")
+        for name in ("started_at", "last_turn_at"):
+            _req_dt(s.get(name), field_name=f"{where}.{name}")
+        for j, t in enumerate(s.get("turns", [])):
+            tw = f"{where}.turns[{j}]"
+            if t.get("role") not in Turn.Role.values:
+                raise Invalid(f"{tw}.role: must be user or assistant")
+            if len(str(t.get("text", ""))) > MAX_TEXT:
+                raise Invalid(f"{tw}.text: at most {MAX_TEXT} characters")
+            for name in ("ts", "created_at"):
+                _req_dt(t.get(name), field_name=f"{tw}.{name}")
+        summary = s.get("summary")
+        if summary:
+            if not isinstance(summary, dict):
+                raise Invalid(f"{where}.summary: must be an object")
+            _check_row(
+                summary,
+                f"{where}.summary",
+                (("created_at",), ("first_ts", "last_ts"), (), ("turn_count",), ()),
+            )
+    for key, spec in _ROWS.items():
+        for i, row in enumerate(data.get(key, [])):
+            _check_row(row, f"{key}[{i}]", spec)
+    for i, b in enumerate(data.get("core_blocks", [])):
+        if b.get("label") not in CoreBlock.Label.values:
+            raise Invalid(f"core_blocks[{i}].label: must be user or agent")
+        versions = b.get("versions", [])
+        if not isinstance(versions, list) or not all(isinstance(v, dict) for v in versions):
+            raise Invalid(f"core_blocks[{i}].versions: must be a list of objects")
+        for j, v in enumerate(versions):
+            _check_row(
+                v, f"core_blocks[{i}].versions[{j}]", (("created_at",), (), (), ("version",), ())
+            )
+    norms = {str(e.get("norm") or "") for e in data.get("entities", [])}
+    for i, r in enumerate(data.get("relations", [])):
+        if r.get("src") not in norms or r.get("dst") not in norms:
+            raise Invalid(f"relations[{i}]: src and dst must name exported entities")
+
+
+def check_export(data: Any) -> None:
+    """Refuse what is not an importable export as a whole, naming the row
+    and field, before anything is written."""
+    validate(data)
 
 
 def row_count(data: dict[str, Any]) -> int:
@@ -177,6 +272,11 @@ def _sessions(
             for t in Turn.objects.filter(space=space, session=session)
         }
         new_turns = []
+        # The split check of live turns (services.turns): each turn is read
+        # with the previous one of its session and role, imported or stored,
+        # so a payload cut over two turns is quarantined as it would be live.
+        last: dict[str, tuple[Turn | None, int | None, str] | None] = {}
+        split_stored: set[int] = set()  # stored first halves to quarantine
         for j, t in enumerate(s.get("turns", [])):
             tw = f"{where}.turns[{j}]"
             if t.get("role") not in Turn.Role.values:
@@ -192,25 +292,43 @@ def _sessions(
                 report.skipped["turns"] += 1
                 continue
             existing.add(key)
+            role, text = t["role"], str(t.get("text", ""))
             status = t.get("screen_status") or "ok"
-            if status == "ok" and screen(str(t.get("text", ""))).flagged:
+            if status == "ok" and screen(text).flagged:
                 status = "flagged"
-            new_turns.append(
-                Turn(
-                    space=space,
-                    session=session,
-                    ref=t.get("ref"),
-                    role=t["role"],
-                    text=str(t.get("text", "")),
-                    ts=_req_dt(t.get("ts"), field_name=f"{tw}.ts"),
-                    metadata=t.get("metadata") or {},
-                    created_at=_req_dt(t.get("created_at"), field_name=f"{tw}.created_at"),
-                    # Processed turns keep their verdict: running the pipeline
-                    # over them again would re-extract facts the export carries.
-                    skip_reason=t.get("skip_reason"),
-                    screen_status=status,
+            if role not in last:
+                stored = (
+                    Turn.objects.filter(space=space, session=session, role=role)
+                    .order_by("-ts", "-id")
+                    .values_list("pk", "text", "screen_status")
+                    .first()
                 )
+                last[role] = (None, stored[0], stored[1]) if stored and stored[2] == "ok" else None
+            previous = last[role]
+            if status == "ok" and previous is not None and split_reasons(previous[2], text):
+                status = "flagged"
+                if previous[0] is not None:
+                    previous[0].screen_status = "flagged"
+                elif previous[1] is not None:
+                    split_stored.add(previous[1])
+            turn = Turn(
+                space=space,
+                session=session,
+                ref=t.get("ref"),
+                role=role,
+                text=text,
+                ts=_req_dt(t.get("ts"), field_name=f"{tw}.ts"),
+                metadata=t.get("metadata") or {},
+                created_at=_req_dt(t.get("created_at"), field_name=f"{tw}.created_at"),
+                # Processed turns keep their verdict: running the pipeline
+                # over them again would re-extract facts the export carries.
+                skip_reason=t.get("skip_reason"),
+                screen_status=status,
             )
+            last[role] = (turn, None, text) if status == "ok" else None
+            new_turns.append(turn)
+        if split_stored:
+            Turn.objects.filter(pk__in=split_stored).update(screen_status="flagged")
         for turn in new_turns:
             turn.save()
             if turn.skip_reason is None:
@@ -512,7 +630,9 @@ def import_space(
     from memory.services import mirror
     from memory.services.palace import slots as palace_slots
 
-    _check(data)
+    # Every row checked first, its size caps before any screening (screening
+    # costs ~30 µs a character on letter-heavy text).
+    validate(data)
     # An export from elsewhere (or from before redaction covered a kind) may
     # hold secrets; they are redacted like any other write. Identifiers and
     # digests are kept so the file's references still hold, and redaction is

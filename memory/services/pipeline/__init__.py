@@ -264,11 +264,11 @@ def process(job: IngestJob) -> dict[str, Any]:
 
 
 def _step(turn: Turn, action: str, **detail: Any) -> AuditEvent:
-    return AuditEvent(
-        space_id=turn.space_id,
+    return audit.event(
+        space=turn.space_id,
         action=action,
         target_type="turn",
-        target_id=str(turn.pk),
+        target_id=turn.pk,
         actor="pipeline",
         detail=detail,
     )
