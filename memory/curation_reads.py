@@ -7,8 +7,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
-from django.db.models.functions import TruncDate
+from django.db.models import Count, DateField, Func, Q, QuerySet
 from django.utils import timezone
 
 from memory.models import AuditEvent, Entity, IngestJob, MemoryItem, PalaceEntry, Space, Turn
@@ -16,6 +15,24 @@ from memory.selectors import live_items
 from memory.services.palace import rooms
 
 CLEAR_PLACARD = 0.7
+
+
+class TruncDate(Func):
+    """The UTC calendar day of a timestamp, computed by the database itself:
+    Django's TruncDate calls a Python function per row on SQLite (~20 µs
+    each, 0.2 s for the 10,000 rows of one sparkline). Storage is UTC, and
+    so are the days the series count."""
+
+    output_field = DateField()
+
+    def as_sqlite(self, compiler, connection, **extra):  # type: ignore[no-untyped-def]
+        return self.as_sql(compiler, connection, template="date(%(expressions)s)", **extra)
+
+    def as_postgresql(self, compiler, connection, **extra):  # type: ignore[no-untyped-def]
+        template = "((%(expressions)s) AT TIME ZONE 'UTC')::date"
+        return self.as_sql(compiler, connection, template=template, **extra)
+
+
 REDACTION_MARK = "[REDACTED:"
 
 # Audit actions by family (grep of audit.record / AuditEvent in the code).
@@ -202,14 +219,17 @@ def library_items(
     return items.order_by(*LIBRARY_SORTS.get(sort, LIBRARY_SORTS["newest"]))
 
 
-def room_names(*, space: Space) -> list[str]:
-    """The rooms that exist, from the directory's rows (one seek per wing)."""
+def room_names(*, space: Space, per_wing: int = 5) -> list[str]:
+    """Suggestions for the room filter: each wing's newest rooms, from the
+    directory's rows (one seek per wing). A large palace has a thousand
+    rooms; listing them all made the page a thousand options long."""
     from memory.services.palace import tour
 
     out = []
     for row in tour.directory(space):
         wing, _ = rooms.parse_room(row["room"])
-        out += [rooms.room_name(wing, n) for n in range(1, row["rooms"] + 1)]
+        newest = row["rooms"]
+        out += [rooms.room_name(wing, n) for n in range(newest, max(0, newest - per_wing), -1)]
     return out
 
 
