@@ -163,8 +163,14 @@ def graph_data(
     known = Relation.objects.filter(space=space).exclude(item__status=MemoryItem.Status.FORGOTTEN)
     if view.known_at is not None:
         known = known.filter(created_at__lte=view.known_at)
-    relations = list(
-        known.select_related("src", "dst", "item").order_by("expired_at", "-created_at")[:limit]
+    # The page of edges is chosen on the relation rows alone, then loaded
+    # with their entities and facts: sorting the joined rows (every column of
+    # four tables) cost 0.1-0.2 s at 10,000 edges.
+    ids = list(known.order_by("expired_at", "-created_at").values_list("pk", flat=True)[:limit])
+    rank = {pk: i for i, pk in enumerate(ids)}
+    relations = sorted(
+        Relation.objects.filter(pk__in=ids).select_related("src", "dst", "item"),
+        key=lambda r: rank[r.pk],
     )
     revisions = _revisions([r.item_id for r in relations if r.item_id]) if view.known_at else {}
     now = timezone.now()
@@ -351,6 +357,9 @@ def unassessed_batches(*, space: Space, session_key: str) -> int:
 
 
 PAGE_SIZE = 50
+# Review cards carry several forms each (accept, reject, merge, release):
+# a shorter page keeps the view fast, and decisions are taken one at a time.
+REVIEW_PAGE_SIZE = 20
 
 
 def page_of(rows, number: str | int | None, *, size: int = PAGE_SIZE):  # type: ignore[no-untyped-def]
@@ -367,7 +376,7 @@ def pending_review(*, space: Space, page: str | int | None = None):  # type: ign
     rows = MemoryItem.objects.filter(
         space=space, status=MemoryItem.Status.PENDING_REVIEW, expired_at=None
     ).order_by("-created_at", "-id")
-    found = page_of(rows, page)
+    found = page_of(rows, page, size=REVIEW_PAGE_SIZE)
     items = list(found.object_list)
     wanted = {
         int(x)
@@ -390,7 +399,7 @@ def quarantined(*, space: Space, page: str | int | None = None):  # type: ignore
         .exclude(status=MemoryItem.Status.FORGOTTEN)
         .order_by("-created_at", "-id")
     )
-    return page_of(rows, page)
+    return page_of(rows, page, size=REVIEW_PAGE_SIZE)
 
 
 def skills_page(*, space: Space, state: str = "", page: str | int | None = None):  # type: ignore[no-untyped-def]
