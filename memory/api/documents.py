@@ -138,7 +138,7 @@ def get_document(request: SpaceRequest, document_id: DbInt) -> dict[str, Any]:
         {"ordinal": o, "section": sec, "text": t if st == "ok" else "", "quarantined": st != "ok"}
         for o, sec, t, st in chunks
     ]
-    flagged = sum(s["quarantined"] for s in sections)
+    flagged = sum(st != "ok" for *_, st in chunks)
     return {**_out(doc, len(sections), flagged), "sections": sections}
 
 
