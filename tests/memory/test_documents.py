@@ -324,3 +324,25 @@ def test_oversized_and_malformed_requests_answer_4xx(api) -> None:
     assert api.get("/api/v1/documents/not-a-number").status_code == 422
     assert api.get("/api/v1/documents/99999999").status_code == 404
     assert api.get("/api/v1/documents?limit=0").status_code == 422
+
+
+@pytest.mark.django_db(transaction=True)  # recall runs in a thread with its own connection
+def test_context_shows_a_matching_section_as_a_document(api, space: Space) -> None:
+    api.post(
+        "/api/v1/documents",
+        {"title": "Ops", "text": "# Ops\n## Pager\nThe albatross pager rotates weekly."},
+        content_type="application/json",
+    )
+    body = api.get("/api/v1/context", {"query": "albatross pager rotation"}).json()
+    assert "- from the document (Ops > Pager): The albatross pager rotates weekly." in body["text"]
+
+
+def test_a_space_wipe_removes_its_documents(folder: Path, space: Space) -> None:
+    from memory.services.forget import forget
+
+    index.index_folder(space=space, root=folder)
+    chunk_ids = list(DocumentChunk.objects.filter(space=space).values_list("pk", flat=True))
+    forget(space=space, everything=True, confirm=space.name, hard=True)
+    assert not Document.objects.filter(space=space).exists()
+    assert not DocumentChunk.objects.filter(pk__in=chunk_ids).exists()
+    assert _fts_rows(chunk_ids) == 0
