@@ -11,6 +11,7 @@ from ninja import Query, Router, Schema
 from pydantic import Field
 
 from engram_site.bounds import DbInt
+from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory.models import Document
 from memory.services.documents import store
@@ -98,6 +99,7 @@ def _actor(request: SpaceRequest) -> str:
 
 
 @router.post("/documents", response={201: DocumentAdded})
+@raises(409)
 def add_document(request: SpaceRequest, payload: DocumentIn) -> tuple[int, dict[str, Any]]:
     stored = store.add(
         space=request.space,

@@ -265,11 +265,18 @@ def test_a_flagged_chunk_is_quarantined_and_never_recalled(api, space: Space) ->
         "## Secret\nThe walrus key is sk-abcdefghijklmnopqrstuvwxyz123456\n"
     )
     body = api.post(
-        "/api/v1/documents", {"title": "Notes", "text": text}, content_type="application/json"
+        "/api/v1/documents",
+        {
+            "title": "Notes",
+            "text": text,
+            "metadata": {"note": "token sk-abcdefghijklmnopqrstuvwxyz123456"},
+        },
+        content_type="application/json",
     ).json()
     assert body["chunks"] == 3 and body["quarantined"] == 1
     assert DocumentChunk.objects.filter(space=space, screen_status="flagged").count() == 1
     assert not DocumentChunk.objects.filter(text__contains="sk-abcdefgh").exists()
+    assert "sk-abcdefgh" not in str(Document.objects.get(pk=body["id"]).metadata)
     results = recall(space=space, query="walrus instructions", types=["doc"]).results
     assert results and all("ignore all previous" not in r.text for r in results)
     assert {r.source.section for r in results} <= {"Notes > Safe", "Notes > Secret"}

@@ -48,17 +48,17 @@ def index_folder(
     *,
     space: Space,
     root: Path,
-    prefix: str = "",
     on_file: Callable[[str], None] | None = None,
     actor: str = "index_docs",
 ) -> Summary:
-    """Index every supported file under `root` into `space`. Paths are stored
-    as `prefix` + the path relative to root, so two folders can share a space."""
+    """Index every supported file under `root` into `space`, each under its
+    path relative to root. Removal only looks at documents indexed from this
+    same folder (their metadata names it)."""
     summary = Summary()
     origin = str(root.resolve())
     seen: set[str] = set()
     for path in files(root):
-        rel = prefix + path.relative_to(root).as_posix()
+        rel = path.relative_to(root).as_posix()
         seen.add(rel)
         try:
             if path.stat().st_size > MAX_FILE_BYTES:

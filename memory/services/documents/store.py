@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memory import embeddings
-from memory.errors import NotFound
+from memory.errors import Conflict, NotFound
 from memory.models import Document, DocumentChunk, Space
-from memory.screening import screen
+from memory.screening import redact_json, screen
 from memory.services import audit
 from memory.services.documents import chunking
 
@@ -70,6 +70,8 @@ def add(
 ) -> Stored:
     """Store a document, or replace the one with the same path."""
     title = screen(title).text[:300] or path or "untitled"
+    path = screen(path).text[:1000] if path else ""
+    metadata = redact_json(metadata or {})
     digest = content_hash(title=title, text=text)
     existing = Document.objects.filter(space=space, path=path).first() if path else None
     if existing is not None and existing.content_hash == digest:
@@ -83,13 +85,46 @@ def add(
     # The network call (embedding) before the transaction.
     model, blobs = _vectors([f"{sec}\n{res.text}".strip() for _, sec, res in screened])
     now = timezone.now()
+    quarantined = sum(r.flagged for _, _, r in screened)
+    try:
+        with transaction.atomic():
+            doc = _write(
+                space, existing, title, path, digest, metadata, screened, model, blobs, now
+            )
+            audit.record(
+                space=space,
+                action="document_replace" if existing is not None else "document_add",
+                target_type="document",
+                target_id=doc.pk,
+                actor=actor,
+                chunks=len(screened),
+                quarantined=quarantined,
+            )
+    except IntegrityError as exc:
+        # Another request stored a document under this path meanwhile.
+        raise Conflict(f"a document with path {path!r} was stored at the same time; retry") from exc
+    return Stored(doc, len(screened), quarantined, True)
+
+
+def _write(  # type: ignore[no-untyped-def]
+    space: Space,
+    existing: Document | None,
+    title: str,
+    path: str,
+    digest: str,
+    metadata: dict[str, Any],
+    screened,
+    model: str,
+    blobs: list[bytes | None],
+    now,
+) -> Document:
     with transaction.atomic():
         if existing is not None:
             doc = existing
             doc.chunks.all().delete()
             doc.title = title
             doc.content_hash = digest
-            doc.metadata = metadata or {}
+            doc.metadata = metadata
             doc.updated_at = now
             doc.save(update_fields=["title", "content_hash", "metadata", "updated_at"])
         else:
@@ -98,7 +133,7 @@ def add(
                 title=title,
                 path=path,
                 content_hash=digest,
-                metadata=metadata or {},
+                metadata=metadata,
                 created_at=now,
                 updated_at=now,
             )
@@ -117,17 +152,7 @@ def add(
                 for n, ((_, section, result), blob) in enumerate(zip(screened, blobs, strict=True))
             ]
         )
-        quarantined = sum(r.flagged for _, _, r in screened)
-        audit.record(
-            space=space,
-            action="document_replace" if existing is not None else "document_add",
-            target_type="document",
-            target_id=doc.pk,
-            actor=actor,
-            chunks=len(screened),
-            quarantined=quarantined,
-        )
-    return Stored(doc, len(screened), quarantined, True)
+    return doc
 
 
 def get(*, space: Space, document_id: int) -> Document:
