@@ -746,3 +746,62 @@ class Adjudication(models.Model):
     def __str__(self) -> str:
         verdict = self.verdict or f"rules ({self.fallback_reason})"
         return f"{self.kind}: {self.rules_action} -> {verdict}"
+
+
+# --- Project documents (federated into recall) --------------------------------------------
+
+
+class Document(models.Model):
+    """A project document (README, design note, manual page) of one space,
+    split into chunks that recall searches beside memory. Not a claim with a
+    validity window: as_of and known_at do not apply to it. Replacing a
+    document replaces its chunks; deleting it is a hard delete."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="documents")
+    title = models.CharField(max_length=300)
+    # Where it came from (a file path relative to the indexed folder, or a
+    # client's own name); unique per space when given, so re-indexing
+    # replaces instead of duplicating.
+    path = models.CharField(max_length=1000, blank=True)
+    content_hash = models.CharField(max_length=64)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["space", "path"], condition=~Q(path=""), name="document_unique_path"
+            ),
+        ]
+        indexes = [models.Index(fields=["space", "-id"], name="document_space_idx")]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class DocumentChunk(models.Model):
+    """One section (or part of a long one) of a document, in reading order.
+    The space is repeated from the document so search filters one table.
+    A chunk the screen flags is kept quarantined: never recalled."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="document_chunks")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    ordinal = models.PositiveIntegerField()
+    section = models.CharField(max_length=1000, blank=True)  # "Install > Docker"
+    text = models.TextField()
+    screen_status = models.CharField(max_length=10, default="ok")
+    # The chunk's embedding under vec_model when embeddings were on (float32,
+    # unit length); it lives and dies with the row.
+    vec_model = models.CharField(max_length=200, blank=True)
+    vec = models.BinaryField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["document", "ordinal"], name="chunk_unique_ordinal"),
+        ]
+        indexes = [models.Index(fields=["space", "screen_status"], name="chunk_space_idx")]
+        ordering = ["document", "ordinal"]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.ordinal}"

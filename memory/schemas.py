@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Schema
-from pydantic import Field
+from pydantic import Field, model_serializer
 
 from engram_site.bounds import Instant
 
@@ -85,6 +85,22 @@ class DetailOut(Schema):
 class SourceOut(Schema):
     session_id: str | None
     turn_refs: list[str]
+    document_id: str | None = Field(default=None, description="Doc results: the document.")
+    title: str | None = Field(default=None, description="Doc results: the document's title.")
+    path: str | None = Field(default=None, description="Doc results: the document's path.")
+    section: str | None = Field(
+        default=None, description='Doc results: the section path, e.g. "Install > Docker".'
+    )
+
+    @model_serializer(mode="wrap")
+    def _only_doc_keys_on_docs(self, handler: Any) -> Any:
+        # The document keys appear on doc results only: every other result's
+        # source stays exactly {"session_id", "turn_refs"}.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("document_id") is None:
+            for key in ("document_id", "title", "path", "section"):
+                data.pop(key, None)
+        return data
 
 
 class ResultOut(Schema):

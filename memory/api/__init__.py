@@ -3,6 +3,7 @@
 from memory.api.adjudications import router as adjudications_router
 from memory.api.context import router as context_router
 from memory.api.core import router as core_router
+from memory.api.documents import router as documents_router
 from memory.api.export import router as export_router
 from memory.api.facts import router as facts_router
 from memory.api.memory_tools import router as memory_tools_router
@@ -27,3 +28,4 @@ routers.append(tools_router)
 routers.append(skills_router)
 routers.append(adjudications_router)
 routers.append(palace_router)
+routers.append(documents_router)

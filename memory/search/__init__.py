@@ -1,4 +1,5 @@
-"""The search facade: full-text search over items, turns and summaries.
+"""The search facade: full-text search over items, turns, summaries and
+document chunks.
 
 Callers never see SQL. SQLite uses FTS5 (memory/search/_fts.py, the only module
 with FTS SQL); PostgreSQL uses its own full-text search (_pg.py). Both take the
@@ -20,7 +21,7 @@ from django.db import connection
 from memory.search.query import query_terms
 from memory.timeview import TimeView
 
-Target = Literal["item", "turn", "summary"]
+Target = Literal["item", "turn", "summary", "chunk"]
 
 __all__ = ["Hit", "Target", "query_terms", "search"]
 
@@ -147,9 +148,14 @@ def _doc_frequency(backend, target: Target, space_id: int, term: str) -> int:  #
 def _space_is_small(target: Target, space_id: int) -> bool:
     """A space with no more rows than MATCH_BUDGET can never match more, so it
     needs no per-term counts at all (every conversation-sized space)."""
-    from memory.models import MemoryItem, SessionSummary, Turn
+    from memory.models import DocumentChunk, MemoryItem, SessionSummary, Turn
 
-    model = {"item": MemoryItem, "turn": Turn, "summary": SessionSummary}[target]
+    model = {
+        "item": MemoryItem,
+        "turn": Turn,
+        "summary": SessionSummary,
+        "chunk": DocumentChunk,
+    }[target]
     rows = _cached_count(
         _cache_key(target, space_id, ""),
         lambda: model.objects.filter(space_id=space_id)[: MATCH_BUDGET + 1].count(),  # type: ignore[attr-defined]

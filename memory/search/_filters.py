@@ -20,8 +20,12 @@ def row_filters(
     view = when or NOW
     where = [f"{c}space_id = %s"]
     params: list[Any] = [space_id]
-    if target in ("item", "turn"):
+    if target in ("item", "turn", "chunk"):
         where.append(f"{c}screen_status = 'ok'")
+    if target == "chunk":
+        # Documents are not facts with a validity window: no time view
+        # applies to them.
+        return where, params
     if target == "item":
         if live_only or not view.is_now:
             more, more_params = view.item_sql(c)

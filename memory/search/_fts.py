@@ -22,6 +22,7 @@ TABLES: dict[str, tuple[str, str]] = {
     "item": ("memory_item_fts", "memory_memoryitem"),
     "turn": ("memory_turn_fts", "memory_turn"),
     "summary": ("memory_summary_fts", "memory_sessionsummary"),
+    "chunk": ("memory_chunk_fts", "memory_documentchunk"),
 }
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -51,6 +52,8 @@ _BM25 = {
     "item": "bm25(memory_item_fts, 1.0, 0.5, 0.5)",
     "turn": "bm25(memory_turn_fts)",
     "summary": "bm25(memory_summary_fts)",
+    # Document chunks: the text, then the section path ("Install > Docker").
+    "chunk": "bm25(memory_chunk_fts, 1.0, 0.5)",
 }
 
 
@@ -135,7 +138,9 @@ def doc_frequency(target: Target, *, space_id: int, term: str, cap: int) -> int:
 
 
 def _columns(target: str) -> list[str]:
-    return ["text", "subject", "object"] if target == "item" else ["text"]
+    if target == "item":
+        return ["text", "subject", "object"]
+    return ["text", "section"] if target == "chunk" else ["text"]
 
 
 def create_sql(target: str) -> list[str]:
@@ -190,4 +195,16 @@ def index_row_count(target: str, space_id: int | None = None) -> int:
                 f"SELECT count(*) FROM {fts} f JOIN {content} c ON c.id = f.rowid WHERE c.space_id = %s",
                 [space_id],
             )
+        return int(cursor.fetchone()[0])
+
+
+def indexed_ids(target: str, ids: list[int]) -> int:
+    """How many of these row ids the FTS index still lists (its docsize
+    table, text aside): zero after a hard delete."""
+    if not ids:
+        return 0
+    fts, _ = TABLES[target]
+    marks = ", ".join("%s" for _ in ids)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {fts}_docsize WHERE id IN ({marks})", ids)
         return int(cursor.fetchone()[0])

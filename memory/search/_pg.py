@@ -22,7 +22,12 @@ from memory.timeview import TimeView
 if TYPE_CHECKING:
     from memory.search import Hit, Target
 
-TABLES = {"item": "memory_memoryitem", "turn": "memory_turn", "summary": "memory_sessionsummary"}
+TABLES = {
+    "item": "memory_memoryitem",
+    "turn": "memory_turn",
+    "summary": "memory_sessionsummary",
+    "chunk": "memory_documentchunk",
+}
 
 VECTORS = {
     "item": (
@@ -31,6 +36,10 @@ VECTORS = {
     ),
     "turn": "to_tsvector('english', coalesce(text, ''))",
     "summary": "to_tsvector('english', coalesce(text, ''))",
+    "chunk": (
+        "setweight(to_tsvector('english', coalesce(text, '')), 'A') || "
+        "setweight(to_tsvector('english', coalesce(section, '')), 'B')"
+    ),
 }
 
 

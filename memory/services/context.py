@@ -102,6 +102,10 @@ def _line(r: Any, folded: list[Any]) -> str:
     if r.type == "summary":
         span = f"{_date(r.valid_from)}..{_date(r.valid_to)}" if r.valid_from else "?"
         return f"- session summary ({span}): {text}"
+    if r.type == "doc":
+        # A project document's section, named by where it is from.
+        where = clean(r.source.section or r.source.title or r.source.path or "")
+        return f"- from the document ({where}): {text}"
     return f"- {r.type}: {text}"
 
 

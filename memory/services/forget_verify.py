@@ -318,7 +318,8 @@ def _vector_checks(*, space: Space, deleted: dict[Target, set[int]]) -> list[Che
         if deleted.get(target):
             cond |= Q(**{f"{column}__in": deleted[target]})
     stored = MemoryVector.objects.filter(space=space).filter(cond).count()
-    cached = vectors.cached_ids(space.pk)
+    # Document chunks keep their vectors on their own rows: no cache entry.
+    cached: dict[str, set[int]] = {str(t): ids for t, ids in vectors.cached_ids(space.pk).items()}
     in_cache = sum(len(cached.get(t, set()) & ids) for t, ids in deleted.items())
     return [
         Check("vectors", MemoryVector._meta.db_table, stored),

@@ -138,6 +138,9 @@ def first_space(client_for) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         "/api/v1/environment/report",
         {"hostname": "lighthouse-laptop", "os": "Linux", "home": f"/home/{CANARY}"},
     )
+    document = _post(
+        a, "/api/v1/documents", {"title": "Dogs", "text": f"# Dogs\nOur dog is {CANARY}."}
+    )
     _post(a, "/api/v1/consolidate", {})
     job = _post(
         a,
@@ -150,6 +153,7 @@ def first_space(client_for) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         "run_id": str(run.pk if run else 1),
         "job_id": job["job_id"],
         "item_id": str(fact["id"]),
+        "document_id": document["id"],
         "label": "user",
         "name": "memory_search",
         # Not the canary itself: an error may echo the caller's own input.

@@ -55,6 +55,11 @@ RECENCY_BOOST = 0.05  # seen today, fading over a month
 class Source:
     session_id: str | None
     turn_refs: list[str]
+    # Document chunks: the document they are part of, and their section path.
+    document_id: str | None = None
+    title: str | None = None
+    path: str | None = None
+    section: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +156,13 @@ def recall(
                         space_id=s.pk, query=query, limit=pool, when=when, others=rankings
                     )
                 )
+                # Documents by meaning only when asked for by type: a full
+                # cosine channel always finds something, and default recall
+                # keeps the vector routing measured for memory (vector_routing).
+                if types and "doc" in wanted:
+                    rankings.append(
+                        channels.document_vectors(space_id=s.pk, query=query, limit=pool)
+                    )
         except (embeddings.EmbeddingsUnavailable, ImportError):
             degraded.append("vector")
     fused = fuse(per_space[0] if len(per_space) == 1 else merge_spaces(per_space))
@@ -215,6 +227,9 @@ def _fact_rankings(
         )
     if "skill" in wanted:
         rankings.append(channels.skills(space_id=space.pk, query=query, limit=pool, when=when))
+    if "doc" in wanted:
+        # No time view: documents are not facts with validity.
+        rankings.append(channels.documents(space_id=space.pk, query=query, limit=pool))
     return rankings
 
 
@@ -235,6 +250,7 @@ class _Loaded:
     turns: dict[int, rows.TurnRow]
     summaries: dict[int, rows.SummaryRow]
     skills: dict[int, rows.SkillRow]
+    chunks: dict[int, rows.ChunkRow]
     stated: dict[int, list[rows.Statement]]
 
 
@@ -279,6 +295,7 @@ def _load(
         turns=turns,
         summaries=rows.summaries(space.pk, ids["summary"]),
         skills=rows.skills(space.pk, ids["skill"], when=when),
+        chunks=rows.chunks(space.pk, ids["chunk"]),
         stated=stated,
     )
 
@@ -293,6 +310,7 @@ def _owner(loaded: list[_Loaded], key: Key) -> _Loaded | None:
             "turn": part.turns.keys(),
             "summary": part.summaries.keys(),
             "skill": part.skills.keys(),
+            "chunk": part.chunks.keys(),
         }[kind]
         if pk in table:
             return part
@@ -314,7 +332,7 @@ def _materialise(
     # doubles a score; importance, frequency and recency add the rest), so
     # the head is a generous count rather than a cut at the k-th score.
     head = fused[: max(k * 6, 60)]
-    ids: dict[str, list[int]] = {"item": [], "turn": [], "summary": [], "skill": []}
+    ids: dict[str, list[int]] = {"item": [], "turn": [], "summary": [], "skill": [], "chunk": []}
     for f in head:
         ids[f.key[0]].append(f.key[1])
     now = timezone.now()
@@ -336,6 +354,8 @@ def _materialise(
             found = _turn_result(f, part.turns.get(pk), ctx, part.stated.get(pk, []))
         elif kind == "skill":
             found = _skill_result(f, part.skills.get(pk), ctx)
+        elif kind == "chunk":
+            found = _doc_result(f, part.chunks.get(pk), ctx)
         else:
             found = _summary_result(f, part.summaries.get(pk), ctx)
         if found is not None:
@@ -484,6 +504,32 @@ def _skill_result(
         valid_from=None,
         valid_to=None,
         source=Source(None, row.turn_refs),
+        space=ctx.space,
+    )
+
+
+def _doc_result(f: Fused, row: rows.ChunkRow | None, ctx: _Context) -> tuple[float, Result] | None:
+    # No temporal filter and no date boost: a document is not a claim with
+    # a validity window, so as_of and known_at leave it as it is.
+    if row is None:
+        return None
+    return f.score, Result(
+        id=str(row.id),
+        type="doc",
+        text=row.text,
+        score=0.0,
+        channels=f.channels,
+        created_at=row.created_at,
+        valid_from=None,
+        valid_to=None,
+        source=Source(
+            None,
+            [],
+            document_id=str(row.document_id),
+            title=row.title,
+            path=row.path,
+            section=row.section,
+        ),
         space=ctx.space,
     )
 

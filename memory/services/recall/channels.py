@@ -22,6 +22,7 @@ ITEM_TYPES = frozenset({"item"})
 SKILL_TYPES = frozenset({"skill"})
 TURN_TYPES = frozenset({"turn"})
 SUMMARY_TYPES = frozenset({"summary"})
+DOC_TYPES = frozenset({"chunk"})
 
 # Default channel weights. Turns are what was actually said and carry their
 # own provenance; facts are the pipeline's distillation, and a weak extractor
@@ -36,6 +37,8 @@ WEIGHTS = {
     "graph": 0.4,
     "skills": 0.5,
     "vector": 0.8,
+    "docs": 0.5,
+    "doc_vector": 0.5,
 }
 
 # How much of a neighbouring turn's BM25 strength a turn inherits: a question
@@ -91,6 +94,39 @@ def bm25_summaries(*, space_id: int, query: str, limit: int, when: TimeView | No
         [("summary", h.id) for h in hits],
         SUMMARY_TYPES,
         {("summary", h.id): h.score for h in hits},
+    )
+
+
+def documents(*, space_id: int, query: str, limit: int) -> Ranking:
+    """BM25 over the space's document chunks (text, then section path).
+    Documents are not claims with a validity window, so no time view
+    applies. A query that matches no chunk (or a space with no documents)
+    leaves this channel out of the score's scale, so recall over memory
+    alone scores as it did before documents existed."""
+    hits = search("chunk", space_id=space_id, query=query, limit=limit)
+    keys: list[Key] = [("chunk", h.id) for h in hits]
+    return Ranking(
+        "docs",
+        WEIGHTS["docs"],
+        keys,
+        DOC_TYPES if keys else frozenset(),
+        {key: h.score for key, h in zip(keys, hits, strict=True)},
+    )
+
+
+def document_vectors(*, space_id: int, query: str, limit: int) -> Ranking:
+    """Cosine similarity over the space's chunk vectors (stored on the
+    chunks under the configured model): finds a section by meaning. Raises
+    embeddings.EmbeddingsUnavailable for the caller to report as degraded."""
+    scores = recall_rows.chunk_similarity(space_id, embeddings.embed_query(query))
+    order = sorted(scores, key=lambda pk: (-scores[pk], pk))[:limit]
+    keys: list[Key] = [("chunk", pk) for pk in order]
+    return Ranking(
+        "doc_vector",
+        WEIGHTS["doc_vector"],
+        keys,
+        DOC_TYPES if keys else frozenset(),
+        {key: scores[key[1]] for key in keys},
     )
 
 

@@ -16,9 +16,21 @@ from collections.abc import Collection, Iterator
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+import numpy as np
 from django.db import connection
 
-from memory.models import FactRevision, MemoryItem, Session, SessionSummary, Skill, Turn, TurnFact
+from memory import embeddings
+from memory.models import (
+    Document,
+    DocumentChunk,
+    FactRevision,
+    MemoryItem,
+    Session,
+    SessionSummary,
+    Skill,
+    Turn,
+    TurnFact,
+)
 from memory.search._filters import row_filters
 from memory.timeview import TimeView, Window
 
@@ -305,3 +317,52 @@ def skills(space_id: int, ids: Collection[int], *, when: TimeView | None) -> dic
         )
         for pk, name, description, body, created, refs in _fetch(sql, [space_id, *params, *ids])
     }
+
+
+class ChunkRow(NamedTuple):
+    id: int
+    text: str
+    section: str
+    document_id: int
+    title: str
+    path: str
+    created_at: datetime
+
+
+def chunks(space_id: int, ids: Collection[int]) -> dict[int, ChunkRow]:
+    """The unquarantined document chunks among `ids`, with their document."""
+    if not ids:
+        return {}
+    sql = (
+        "SELECT c.id, c.text, c.section, d.id, d.title, d.path, d.updated_at "
+        f"FROM {DocumentChunk._meta.db_table} c JOIN {Document._meta.db_table} d "
+        "ON d.id = c.document_id "
+        f"WHERE c.space_id = %s AND c.screen_status = 'ok' AND c.id IN {_in(ids)}"
+    )
+    return {
+        pk: ChunkRow(pk, text, section or "", doc, title, path or "", _time(updated))
+        for pk, text, section, doc, title, path, updated in _fetch(sql, [space_id, *ids])
+    }
+
+
+def chunk_similarity(space_id: int, vec: np.ndarray) -> dict[int, float]:
+    """Cosine of `vec` with every unquarantined chunk vector of the space
+    stored under the configured model (a space holds a few thousand chunks
+    at most; one matrix product)."""
+    model = embeddings.model_name()
+    sql = (
+        f"SELECT id, vec FROM {DocumentChunk._meta.db_table} "
+        "WHERE space_id = %s AND screen_status = 'ok' AND vec_model = %s AND vec IS NOT NULL"
+    )
+    found = _fetch(sql, [space_id, model])
+    if not found:
+        return {}
+    dim = vec.shape[0]
+    blobs = [bytes(blob) for _, blob in found]
+    if any(len(b) != dim * 4 for b in blobs):
+        raise embeddings.DimensionMismatch(
+            model=model, stored=len(blobs[0]) // 4, configured=int(dim)
+        )
+    matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(found), dim)
+    scores = matrix @ vec.astype(np.float32)
+    return {int(pk): float(score) for (pk, _), score in zip(found, scores, strict=True)}
