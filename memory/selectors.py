@@ -166,10 +166,10 @@ def graph_data(
     # The page of edges is chosen on the relation rows alone, then loaded
     # with their entities and facts: sorting the joined rows (every column of
     # four tables) cost 0.1-0.2 s at 10,000 edges.
-    ids = list(known.order_by("expired_at", "-created_at").values_list("pk", flat=True)[:limit])
-    rank = {pk: i for i, pk in enumerate(ids)}
+    chosen = list(known.order_by("expired_at", "-created_at").values_list("pk", flat=True)[:limit])
+    rank = {pk: i for i, pk in enumerate(chosen)}
     relations = sorted(
-        Relation.objects.filter(pk__in=ids).select_related("src", "dst", "item"),
+        Relation.objects.filter(pk__in=chosen).select_related("src", "dst", "item"),
         key=lambda r: rank[r.pk],
     )
     revisions = _revisions([r.item_id for r in relations if r.item_id]) if view.known_at else {}
