@@ -57,3 +57,48 @@ def test_a_curator_switches_the_language_in_the_header(browser, live_server, cur
     results = browser.find_element(By.ID, "recall-results")
     assert results.size["width"] <= browser.execute_script("return window.innerWidth")
     _shot(browser, "i18n-ask-ru-420")
+
+
+# Every view of the panel, by the word its menu tab shows.
+VIEWS = [
+    ("/", "Today"),
+    ("/library/", "Library"),
+    ("/graph/", "Graph"),
+    ("/episodes/", "Episodes"),
+    ("/entities/", "Entities"),
+    ("/beliefs/", "Beliefs"),
+    ("/review/", "Review"),
+    ("/skills/", "Skills"),
+    ("/core/", "Core memory"),
+    ("/ask/?q=Anna", "Ask"),
+    ("/log/", "Log"),
+    ("/ops/", "Ops"),
+]
+
+
+def test_every_view_in_every_language_fits_a_phone(browser, live_server, curator, memory):  # type: ignore[no-untyped-def]
+    from django.conf import settings
+    from django.utils import translation
+    from selenium.webdriver.common.by import By
+
+    browser.get(f"{live_server.url}/admin/login/")
+    browser.find_element(By.NAME, "username").send_keys("curator")
+    browser.find_element(By.NAME, "password").send_keys("a-long-test-password")
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    browser.set_window_size(420, 900)
+    for code, _name in settings.LANGUAGES:
+        browser.add_cookie({"name": settings.LANGUAGE_COOKIE_NAME, "value": code})
+        for url, tab in VIEWS:
+            browser.get(f"{live_server.url}{url}")
+            with translation.override(code):
+                expected = translation.gettext(tab)
+            if code != "en":
+                assert expected != tab, f"{tab!r} has no {code} translation"
+            assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == code
+            shown = browser.find_element(By.CSS_SELECTOR, "nav.tabs a.on").text
+            assert shown == expected, (code, url, shown)
+            wide, window = browser.execute_script(
+                "return [document.documentElement.scrollWidth, window.innerWidth]"
+            )
+            assert wide <= window, (code, url, wide, window)
+            _shot(browser, f"view-{code}-{url.strip('/').split('?')[0] or 'today'}-420")
