@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 
 class Space(models.Model):
@@ -216,19 +217,19 @@ class MemoryItem(models.Model):
     """One atomic, sentence-sized memory with provenance and lifecycle."""
 
     class Kind(models.TextChoices):
-        FACT = "fact", "Fact"
-        PREFERENCE = "preference", "Preference"
-        EVENT = "event", "Event"
-        INSTRUCTION = "instruction", "Standing instruction"
-        INSIGHT = "insight", "Insight"
-        DECISION = "decision", "Decision"
-        EPISODE = "episode", "Episode"
+        FACT = "fact", _("Fact")
+        PREFERENCE = "preference", _("Preference")
+        EVENT = "event", _("Event")
+        INSTRUCTION = "instruction", _("Standing instruction")
+        INSIGHT = "insight", _("Insight")
+        DECISION = "decision", _("Decision")
+        EPISODE = "episode", _("Episode")
 
     class Status(models.TextChoices):
-        ACTIVE = "active", "Active"
-        PENDING_REVIEW = "pending_review", "Pending review"  # kept with a contradicts edge
-        ARCHIVED = "archived", "Archived"  # decayed: out of recall, restorable
-        FORGOTTEN = "forgotten", "Forgotten"  # soft forget: restorable
+        ACTIVE = "active", _("Active")
+        PENDING_REVIEW = "pending_review", _("Pending review")  # kept with a contradicts edge
+        ARCHIVED = "archived", _("Archived")  # decayed: out of recall, restorable
+        FORGOTTEN = "forgotten", _("Forgotten")  # soft forget: restorable
 
     class Screen(models.TextChoices):
         OK = "ok", "OK"
