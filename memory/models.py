@@ -628,13 +628,13 @@ class IngestJob(models.Model):
     conditional UPDATE and a lease, re-sent by the sweeper if lost."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        DEAD = "dead", "Dead-lettered"
+        PENDING = "pending", _("Pending")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        DEAD = "dead", _("Dead-lettered")
         # An import job a curator paused: no worker claims it, the sweeper
         # leaves it alone; resumed, it goes on from its last committed chunk.
-        PAUSED = "paused", "Paused"
+        PAUSED = "paused", _("Paused")
 
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="ingest_jobs")
     turn = models.ForeignKey(

@@ -331,6 +331,8 @@ def consolidation_run(request: HtmxHttpRequest) -> HttpResponse:
         )
     else:
         messages.info(
-            request, _("Run %(id)s is already %(status)s.") % {"id": run.pk, "status": run.status}
+            request,
+            _("Run %(id)s is already %(status)s.")
+            % {"id": run.pk, "status": run.get_status_display()},
         )
     return _to_ops("consolidation")
