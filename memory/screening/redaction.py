@@ -77,9 +77,26 @@ def redact(text: str, kinds: Collection[str] | None = None) -> str:
     if not text:
         return text
     enabled = enabled_kinds() if kinds is None else kinds
+    if len(text) <= _SHORT and isinstance(enabled, frozenset):
+        return _redact_short(text, enabled)
+    return _redact(text, enabled)
+
+
+def _redact(text: str, enabled: Collection[str]) -> str:
     for r in RULES:
         text = apply(text, r, enabled)
     return text
+
+
+# Short strings repeat: the keys and enum-like values of every audit event's
+# details ("extractor": "rules", "neighbours", "reason") go through redaction
+# on each write, each time through every rule, inside the write lock.
+_SHORT = 48
+
+
+@functools.lru_cache(maxsize=4096)
+def _redact_short(text: str, enabled: frozenset[str]) -> str:
+    return _redact(text, enabled)
 
 
 def redact_json(

@@ -276,9 +276,12 @@ def _plan_chunk(space_id: int, targets: list[tuple[dict[str, Any], str, str, str
     fields = ("pk", "placard", "wing", "room_no", "placard_unique", "placard_clash")
     existing: dict[int, _Peer] = {}
     if known_rooms:
+        # One condition per wing (room_no IN ...): an OR of hundreds of
+        # (wing, room) pairs made SQLite scan the whole palace per chunk.
         in_rooms = Q(pk=None)
-        for wing, room_no in known_rooms:
-            in_rooms |= Q(wing=wing, room_no=room_no)
+        for wing in {w for w, _n in known_rooms}:
+            numbers = sorted({n for w, n in known_rooms if w == wing})
+            in_rooms |= Q(wing=wing, room_no__in=numbers)
         for wing, room_no, top_slot in (
             rows.filter(in_rooms)
             .values("wing", "room_no")
