@@ -3,20 +3,12 @@ facts, forget one, edit the core block and see the new version."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from django.conf import settings
 
+from tests.ui.shots import shot as _shot
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _shot(driver, name: str) -> None:  # type: ignore[no-untyped-def]
-    folder = os.environ.get("ENGRAM_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(Path(folder) / f"{name}.png"))
 
 
 def test_a_curator_forgets_a_fact_and_edits_core_memory(browser, live_server, curator, memory):

@@ -4,23 +4,15 @@ node set changes; clicking a node roams from it and shows its edge labels."""
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
 from memory.models import Belief, Session, Turn
 from memory.services.facts import save_fact
+from tests.ui.shots import shot as _shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _shot(driver, name: str) -> None:  # type: ignore[no-untyped-def]
-    folder = os.environ.get("ENGRAM_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(Path(folder) / f"{name}.png"))
 
 
 @pytest.fixture

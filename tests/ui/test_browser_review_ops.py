@@ -5,25 +5,17 @@ and run a history backfill."""
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 
 from memory.models import IngestJob, MemoryItem, Turn
 from memory.services.facts import save_fact
 from memory.services.skills import create_skill
+from tests.ui.shots import shot as _shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 WIDE, NARROW = 1360, 420
-
-
-def _shot(driver, name: str) -> None:  # type: ignore[no-untyped-def]
-    folder = os.environ.get("ENGRAM_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(Path(folder) / f"{name}.png"))
 
 
 def _fits(driver) -> bool:  # type: ignore[no-untyped-def]

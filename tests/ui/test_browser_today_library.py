@@ -3,21 +3,12 @@ no sideways page scroll, edit-as-supersede and batch forget / restore."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from memory.models import MemoryItem
+from tests.ui.shots import shot as _shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _shot(driver, name: str) -> None:  # type: ignore[no-untyped-def]
-    folder = os.environ.get("ENGRAM_SCREENSHOTS")
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(Path(folder) / f"{name}.png"))
 
 
 def _fits(driver) -> bool:  # type: ignore[no-untyped-def]
