@@ -66,42 +66,6 @@ def space_status(*, space: Space) -> dict[str, object]:
 # --- Dashboard reads -------------------------------------------------------------------
 
 
-def facts_page(
-    *,
-    space: Space,
-    kind: str = "",
-    status: str = "",
-    entity: str = "",
-    live: str = "",
-    q: str = "",
-    limit: int = 100,
-) -> list[MemoryItem]:
-    """The facts browser: newest first, filtered by the curator's choices."""
-    items = MemoryItem.objects.filter(space=space).select_related("superseded_by")
-    if kind:
-        items = items.filter(kind=kind)
-    if status == "quarantined":
-        items = items.filter(screen_status=MemoryItem.Screen.FLAGGED)
-    elif status:
-        items = items.filter(status=status)
-    if live == "live":
-        items = items.filter(expired_at=None)
-    elif live == "expired":
-        items = items.exclude(expired_at=None)
-    if entity:
-        names = Entity.objects.filter(space=space, norm=entity.strip().lower()).values_list(
-            "name", flat=True
-        )
-        match = Q(subject__iexact=entity.strip()) | Q(object__iexact=entity.strip())
-        for name in names:
-            match |= Q(subject__iexact=name) | Q(object__iexact=name)
-        items = items.filter(match)
-    if q:
-        for word in q.split()[:8]:
-            items = items.filter(text__icontains=word)
-    return list(items.order_by("-created_at", "-id")[:limit])
-
-
 def fact_chain(*, space: Space, item_id: int) -> list[MemoryItem]:
     """Every version of a fact, oldest first: follow superseded_by backwards
     to the first version and forwards to the current one."""

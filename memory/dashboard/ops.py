@@ -19,7 +19,7 @@ from engram_site.types import HtmxHttpRequest
 from memory import selectors
 from memory.dashboard.common import actor, page, space_for
 from memory.errors import EngramError
-from memory.models import AuditEvent, IngestJob, Space
+from memory.models import IngestJob, Space
 
 # Why the salience filter skips a turn (salience.skip_reason), as shown.
 SKIP_LABELS = {
@@ -31,30 +31,6 @@ SKIP_LABELS = {
 }
 SESSION_STAGED = "ops_backfill_token"
 SESSION_ESTIMATE = "ops_backfill_estimate"
-
-
-@staff_member_required
-def audit(request: HtmxHttpRequest) -> HttpResponse:
-    space = space_for(request)
-    events = AuditEvent.objects.filter(space=space)
-    action = request.GET.get("action", "")[:30]
-    if action:
-        events = events.filter(action=action)
-    actions = (
-        AuditEvent.objects.filter(space=space)
-        .order_by()
-        .values_list("action", flat=True)
-        .distinct()
-    )
-    return page(
-        request,
-        "memory/audit.html",
-        "audit",
-        space=space,
-        events=events[:200],
-        action=action,
-        actions=sorted(set(actions)),
-    )
 
 
 # --- the Ops view ------------------------------------------------------------------
