@@ -92,10 +92,13 @@ def create_api_key(
         if user_space_name == space_name:
             raise SpaceKindError("--user-space must name another space than --space")
         space = _kind(space, kind, created=created, default=Space.Kind.PROJECT)
-        if space.kind != Space.Kind.PROJECT:
+        # A shared space (a team's) links like a project's: its members each
+        # bring their own user space, so one person's memory never reaches
+        # another through it.
+        if space.kind not in (Space.Kind.PROJECT, Space.Kind.SHARED):
             raise SpaceKindError(
-                f"space {space_name!r} is a {space.kind} space; only a project space's key "
-                "may be linked to a user space (pass --kind project to make it one)"
+                f"space {space_name!r} is a {space.kind} space; only a project or shared "
+                "space's key may be linked to a user space (pass --kind project to make it one)"
             )
         user_space, made = Space.objects.get_or_create(name=user_space_name)
         if not made and user_space.kind != Space.Kind.USER:

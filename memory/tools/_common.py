@@ -75,10 +75,12 @@ class ItemOut(ToolResult):
     expired_at: datetime | None
     superseded_by: str | None
     quarantined: bool = False
+    space: str = ""  # the space it lives in: a linked key reads two
 
 
-def item_out(item: MemoryItem) -> dict[str, Any]:
+def item_out(item: MemoryItem, space: str = "") -> dict[str, Any]:
     return {
+        "space": space,
         "id": str(item.pk),
         "text": item.text,
         "kind": item.kind,

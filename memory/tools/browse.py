@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, When
 from pydantic import Field
 
 from engram_site.bounds import Instant
 from memory.errors import Invalid
 from memory.models import Entity, MemoryItem, Relation, Session, Turn
-from memory.tools._common import ItemOut, item_or_404, item_out
+from memory.tools._common import ItemOut, item_out, reach_item
 from memory.tools.registry import ToolArgs, ToolContext, ToolResult, tool
 from memory.tools.write import EntityOut, _entity_out, resolve_entity
 
@@ -52,7 +52,9 @@ class TimelineOut(ToolResult):
     examples=({"kind": "event", "limit": 10},),
 )
 def memory_timeline(ctx: ToolContext, args: TimelineIn) -> dict[str, Any]:
-    items = MemoryItem.objects.filter(space=ctx.space, screen_status=MemoryItem.Screen.OK)
+    spaces = ctx.read_spaces  # a linked key browses both, each entry labelled
+    names = {s.pk: s.name for s in spaces}
+    items = MemoryItem.objects.filter(space_id__in=list(names), screen_status=MemoryItem.Screen.OK)
     if not args.include_inactive:
         items = items.filter(status=MemoryItem.Status.ACTIVE, expired_at=None)
     if args.kind:
@@ -62,12 +64,16 @@ def memory_timeline(ctx: ToolContext, args: TimelineIn) -> dict[str, Any]:
     if args.order == "tour":
         from memory.services.palace import slots
 
-        slots.ensure(ctx.space)
-        # Entries never slotted (inactive since before the palace) come last.
-        ordered = items.order_by(F("palace__id").asc(nulls_last=True), "id")
+        for space in spaces:
+            slots.ensure(space)
+        # Each palace has its own route: the key's own space is walked first,
+        # then the linked one. Entries never slotted (inactive since before
+        # the palace) come last in each.
+        own_first = Case(When(space_id=ctx.space.pk, then=0), default=1)
+        ordered = items.order_by(own_first, F("palace__id").asc(nulls_last=True), "id")
     else:
         ordered = items.order_by("-created_at", "-id")
-    return {"items": [item_out(i) for i in ordered[: args.limit]]}
+    return {"items": [item_out(i, names[i.space_id]) for i in ordered[: args.limit]]}
 
 
 # --- memory_episodes ---------------------------------------------------------------------------
@@ -118,15 +124,19 @@ class EpisodesOut(ToolResult):
     examples=({"start": "2026-01-01T00:00:00Z", "end": "2026-02-01T00:00:00Z"},),
 )
 def memory_episodes(ctx: ToolContext, args: EpisodesIn) -> dict[str, Any]:
-    turns = Turn.objects.filter(space=ctx.space, screen_status="ok").select_related("session")
+    space = ctx.space
     start, end = args.start, args.end
     if args.around:
-        item = item_or_404(ctx.space, args.around)
+        # An id from the linked user space lists what was said around it
+        # there: the conversation it came from is in that space.
+        item, here = reach_item(ctx, args.around)
+        space = here.space
         anchor = item.stated_at or item.valid_from or item.created_at
         window = timedelta(minutes=args.window_minutes)
         start, end = anchor - window, anchor + window
     if start and end and start > end:
         raise Invalid("start: must be before end")
+    turns = Turn.objects.filter(space=space, screen_status="ok").select_related("session")
     if start:
         turns = turns.filter(ts__gte=start)
     if end:

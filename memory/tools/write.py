@@ -14,7 +14,7 @@ from django.db import transaction
 from pydantic import Field, model_validator
 
 from engram_site.bounds import Instant
-from memory.errors import EngramError, Invalid
+from memory.errors import EngramError, Invalid, NotFound
 from memory.models import Entity, MemoryItem
 from memory.screening import screen_strict
 from memory.services import audit, core, curation, facts, forget, graph, scopes
@@ -434,10 +434,12 @@ class FactsIn(ToolArgs):
     facts: list[FactEntry] | None = Field(
         default=None, min_length=1, max_length=50, description="Write mode: up to 50 facts."
     )
+    scope: Scope | None = SCOPE
     dry_run: bool = DRY_RUN
 
 
 class ChainRow(ToolResult):
+    space: str = ""  # the space it lives in: a linked key reads two
     id: str
     text: str
     kind: str
@@ -492,8 +494,6 @@ def resolve_entity(
             else None
         )
         if found is None:
-            from memory.errors import NotFound
-
             raise NotFound(f"entity {entity_id} not found")
         return found, []
     if not name or not name.strip():
@@ -534,20 +534,37 @@ def memory_facts(ctx: ToolContext, args: FactsIn) -> dict[str, Any]:
     from memory.timeview import TimeView
 
     subject = args.entity.strip() if args.entity else ""
-    entity: Entity | None = None
-    if args.entity_id or subject.lower() != "user":
-        entity, candidates = resolve_entity(ctx, name=args.entity, entity_id=args.entity_id)
-        if entity is None:
-            return {"candidates": [_entity_out(e) for e in candidates]}
-        subject = entity.name
     view = TimeView(as_of=args.as_of, known_at=args.known_at, history=args.include_invalid)
-    chain = facts_in_view(
-        space=ctx.space, subject=subject, predicate=args.predicate, when=view, limit=args.limit
-    )
-    return {
-        "entity": _entity_out(entity) if entity else None,
-        "facts": [f.as_dict() for f in chain],
-    }
+    # A linked key reads the chain in both spaces (the user's own facts live
+    # in the user space), each row labelled; an entity id names one space's
+    # entity, so it is looked up where it exists.
+    found: Entity | None = None
+    candidates: list[Entity] = []
+    rows: list[dict[str, Any]] = []
+    for space in ctx.read_spaces:
+        here = ToolContext(space=space, actor=ctx.actor)
+        entity: Entity | None = None
+        if args.entity_id or subject.lower() != "user":
+            try:
+                entity, near = resolve_entity(here, name=args.entity, entity_id=args.entity_id)
+            except NotFound:
+                continue
+            if entity is None:
+                candidates.extend(near)
+                continue
+            name = entity.name
+        else:
+            name = subject
+        found = found or entity
+        chain = facts_in_view(
+            space=space, subject=name, predicate=args.predicate, when=view, limit=args.limit
+        )
+        rows.extend({"space": space.name, **f.as_dict()} for f in chain)
+    if args.entity_id and found is None:
+        raise NotFound(f"entity {args.entity_id} not found")
+    if found is None and subject.lower() != "user":
+        return {"candidates": [_entity_out(e) for e in candidates]}
+    return {"entity": _entity_out(found) if found else None, "facts": rows[: args.limit]}
 
 
 def _write_facts(ctx: ToolContext, args: FactsIn) -> dict[str, Any]:
@@ -555,16 +572,22 @@ def _write_facts(ctx: ToolContext, args: FactsIn) -> dict[str, Any]:
     failed: list[dict[str, Any]] = []
     for index, entry in enumerate(args.facts or []):
         try:
+            # A new value supersedes an old one in the old one's space (an id
+            # from the linked user space is reached there); otherwise it is
+            # written where `scope` says. Its entity is one of that space.
+            if entry.replaces:
+                old, here = reach_item(ctx, entry.replaces)
+            else:
+                old, here = None, in_scope(ctx, args.scope)
             if entry.entity_id:
-                entity, _ = resolve_entity(ctx, name=None, entity_id=entry.entity_id)
+                entity, _ = resolve_entity(here, name=None, entity_id=entry.entity_id)
                 subject = entity.name if entity else ""
             elif entry.entity and entry.entity.strip():
                 subject = entry.entity.strip()
             else:
                 raise Invalid("entity: give entity or entity_id")
-            old = item_or_404(ctx.space, entry.replaces) if entry.replaces else None
             out = _fact(
-                ctx,
+                here,
                 dry_run=args.dry_run,
                 text=entry.content,
                 subject=subject,
@@ -701,7 +724,6 @@ def _reschedule(item: MemoryItem, args: ReportIn) -> datetime | None:
 
 
 def _report_skill(ctx: ToolContext, args: ReportIn) -> dict[str, Any]:
-    from memory.errors import NotFound
     from memory.models import Skill
     from memory.services import skill_usage
 

@@ -63,7 +63,7 @@ def test_create_api_key_links_a_project_key_to_a_user_space(db):  # type: ignore
 
 def test_create_api_key_refuses_links_that_break_the_kinds(db):  # type: ignore[no-untyped-def]
     Space.objects.create(name="person")  # a user space, as spaces are by default
-    with pytest.raises(CommandError, match="only a project space"):
+    with pytest.raises(CommandError, match="only a project or shared space"):
         call_command("create_api_key", "--space", "person", "--user-space", "me")
     Space.objects.create(name="team", kind="project")
     with pytest.raises(CommandError, match="not a user space"):

@@ -158,3 +158,98 @@ def test_assess_accepts_refs_of_user_space_results_of_the_same_batch(pair, clien
         )
         == 404
     )
+
+
+# --- browsing and fact chains across the link --------------------------------------------------
+
+
+def test_the_timeline_browses_both_spaces_labelled(pair, client_for):  # type: ignore[no-untyped-def]
+    _ok(pair["project"], "/api/v1/memory/facts", {"text": "The acme build uses make"})
+    for order in ("created", "tour"):
+        rows = _ok(pair["project"], "/api/v1/tools/memory_timeline", {"order": order})["items"]
+        labels = {r["text"]: r["space"] for r in rows}
+        assert labels == {"The acme build uses make": "acme", "Sam rides a red bike": "sam"}
+        if order == "tour":  # each palace's route, the key's own space first
+            assert [r["space"] for r in rows] == ["acme", "sam"]
+    # An unlinked key of the user space sees only its own.
+    _, user_key = create_api_key(space_name="sam", name="own")
+    rows = _ok(client_for(user_key), "/api/v1/tools/memory_timeline", {})["items"]
+    assert [r["text"] for r in rows] == ["Sam rides a red bike"]
+
+
+def test_episodes_around_a_user_space_id_read_that_spaces_conversation(pair, client_for):  # type: ignore[no-untyped-def]
+    _, user_key = create_api_key(space_name="sam", name="turns")
+    mine = client_for(user_key)
+    _ok(mine, "/api/v1/turns", {"session_id": "s1", "role": "user", "text": "I got a bike today"})
+    _ok(pair["project"], "/api/v1/turns", {"session_id": "p1", "role": "user", "text": "ci is red"})
+    out = _ok(pair["project"], "/api/v1/tools/memory_episodes", {"around": pair["mine"]})
+    texts = [t["text"] for s in out["sessions"] for t in s["turns"]]
+    assert texts == ["I got a bike today"]
+    assert (
+        _status(pair["project"], "/api/v1/tools/memory_episodes", {"around": pair["theirs"]}) == 404
+    )
+
+
+def test_fact_chains_read_and_supersede_across_the_link(pair):  # type: ignore[no-untyped-def]
+    project = pair["project"]
+    written = _ok(
+        project,
+        "/api/v1/tools/memory_facts",
+        {
+            "scope": "user",
+            "facts": [
+                {
+                    "entity": "Sam",
+                    "content": "Sam lives in Oslo.",
+                    "predicate": "lives_in",
+                    "object": "Oslo",
+                }
+            ],
+        },
+    )["written"]
+    oslo = written[0]["id"]
+    assert MemoryItem.objects.get(pk=int(oslo)).space.name == "sam"
+    # The new value supersedes the old one where it lives: in the user space.
+    moved = _ok(
+        project,
+        "/api/v1/tools/memory_facts",
+        {
+            "facts": [
+                {
+                    "entity": "Sam",
+                    "content": "Sam lives in Bergen.",
+                    "object": "Bergen",
+                    "replaces": oslo,
+                }
+            ]
+        },
+    )["written"][0]
+    assert moved["superseded"] == [oslo], moved
+    bergen = MemoryItem.objects.get(pk=int(moved["id"]))
+    assert bergen.space.name == "sam" and bergen.predicate == "lives_in"
+    assert MemoryItem.objects.get(pk=int(oslo)).superseded_by_id == bergen.pk
+    assert not MemoryItem.objects.filter(space__name="acme").exists()
+    # Read mode finds the chain in the user space, labelled, history kept.
+    chain = _ok(project, "/api/v1/tools/memory_facts", {"entity": "Sam", "include_invalid": True})
+    assert {(r["space"], r["text"], r["current"]) for r in chain["facts"]} == {
+        ("sam", "Sam lives in Bergen.", True),
+        ("sam", "Sam lives in Oslo.", False),
+    }
+    # Another space's id is not found, and nothing is written.
+    failed = _ok(
+        project,
+        "/api/v1/tools/memory_facts",
+        {
+            "facts": [
+                {"entity": "Olga", "content": "Olga lives in Rome.", "replaces": pair["theirs"]}
+            ]
+        },
+    )["failed"]
+    assert failed and "not found" in failed[0]["error"]
+    assert MemoryItem.objects.filter(space__name="other").count() == 1
+
+
+def test_a_shared_space_links_a_user_space(db):  # type: ignore[no-untyped-def]
+    key, _ = create_api_key(space_name="team", kind="shared", user_space_name="sam")
+    assert key.space.kind == "shared" and key.user_space is not None
+    assert key.user_space.name == "sam"

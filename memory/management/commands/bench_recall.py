@@ -92,6 +92,12 @@ class Command(BaseCommand):
             "and reuse it on later runs",
         )
         parser.add_argument(
+            "--scopes",
+            action="store_true",
+            help="also slot both palaces and link a user space of a tenth the size; recall "
+            "through the linked pair, alternating query by query with the one space",
+        )
+        parser.add_argument(
             "--profile",
             metavar="PATH",
             help="write a cProfile of the slowest 5%% of in-process queries to PATH",
@@ -141,6 +147,8 @@ class Command(BaseCommand):
                 samples.append((time.perf_counter() - t) * 1000)
             self.stdout.write(f"in-process recall (k={opts['k']}): {_percentiles(samples)}")
             self.stdout.write(f"load average: {_loadavg()}")
+            if opts["scopes"]:
+                self._scopes(space, rng, vocab, weights, queries, opts)
             if opts["profile"]:
                 self._profile(space, queries, samples, k=opts["k"], path=opts["profile"])
             peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -150,6 +158,56 @@ class Command(BaseCommand):
         finally:
             if not (opts["keep"] or reuse):
                 self._delete(space)
+
+    def _scopes(
+        self,
+        space: Space,
+        rng: random.Random,
+        vocab: list[str],
+        weights: list[float],
+        queries: list[str],
+        opts: dict[str, Any],
+    ) -> None:
+        """Recall with rooms and scopes: both palaces slotted, the project's
+        key linked to a user space, each query run through the pair and
+        through the one space in turn, so both see the same machine."""
+        from memory.services.palace import slots
+
+        items, turns = max(1, opts["items"] // 10), max(1, opts["turns"] // 10)
+        name = f"bench-recall-user-{items}-{turns}-{opts['seed']}"
+        user = Space.objects.filter(name=name).first()
+        if user is not None and not self._complete(user, items, turns):
+            self._delete(user)
+            user = None
+        if user is None:
+            user = Space.objects.create(name=name, kind=Space.Kind.USER)
+            self._build(user, rng, vocab, weights, items=items, turns=turns)
+        for each in (space, user):
+            started = time.perf_counter()
+            with tqdm(desc=f"slotting {each.name}", unit="entry") as bar:
+                placed = slots.slot_missing(each.pk, progress=bar.update)
+            if placed:
+                self.stdout.write(
+                    f"slotted {placed} entries of {each.name} in {time.perf_counter() - started:.1f}s"
+                )
+        pair = (space, user)
+        for q in queries[:20]:
+            recall(spaces=pair, query=q, k=opts["k"])
+        one: list[float] = []
+        linked: list[float] = []
+        for q in tqdm(queries, desc="recall, one space / linked pair"):
+            t = time.perf_counter()
+            recall(space=space, query=q, k=opts["k"])
+            one.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            recall(spaces=pair, query=q, k=opts["k"])
+            linked.append((time.perf_counter() - t) * 1000)
+        self.stdout.write(f"one space, palace slotted (k={opts['k']}): {_percentiles(one)}")
+        self.stdout.write(
+            f"linked pair ({opts['items']}+{opts['turns']} and {items}+{turns}, "
+            f"k={opts['k']}): {_percentiles(linked)}"
+        )
+        self.stdout.write(f"load average: {_loadavg()}")
 
     def _complete(self, space: Space, items: int, turns: int) -> bool:
         return (

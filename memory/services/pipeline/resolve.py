@@ -89,8 +89,16 @@ def decide(candidate: Candidate, neighbours: list[MemoryItem]) -> Decision:
         if n.content_hash == digest:
             return Decision(candidate, "NOOP", [n], reason="exact duplicate")
     for n in same_sp:
-        if _same(n.object, candidate.object):
+        if candidate.object and _same(n.object, candidate.object):
             return Decision(candidate, "NOOP", [n], reason="same subject, predicate and object")
+        # Facts without an object say their value only in their text ("Sam
+        # lives in Oslo." / "... in Bergen."): equal empty objects prove
+        # nothing, so the wording decides whether this one repeats it.
+        if not candidate.object and not n.object:
+            score = similarity(candidate.text, n.text)
+            negated = bool(_NEGATION.search(candidate.text)) != bool(_NEGATION.search(n.text))
+            if score >= NEAR_DUPLICATE and not negated:
+                return Decision(candidate, "NOOP", [n], reason=f"near duplicate ({score:.2f})")
     opposite = OPPOSITES.get(candidate.predicate)
     if opposite:
         flipped = [
