@@ -132,10 +132,7 @@ def recall(
     # The rewrite is one LLM call for the request, counted against the key's
     # own space; its queries then search every readable space.
     pending = rewrite_queries.start(readable[0], query) if rewrite else None
-    per_space = [
-        _keyword_rankings(space=s, query=query, pool=pool, when=when, wanted=wanted)
-        for s in readable
-    ]
+    per_space = _per_space(readable, query=query, pool=pool, when=when, wanted=wanted)
     if pending is not None:
         alternatives = rewrite_queries.collect(pending, started=started_clock)
         if alternatives is None:
@@ -196,6 +193,23 @@ def merge_spaces(per_space: list[list[Ranking]]) -> list[Ranking]:
             )
         )
     return merged
+
+
+def _per_space(
+    readable: Sequence[Space], *, query: str, pool: int, when: TimeView, wanted: set[str]
+) -> list[list[Ranking]]:
+    """Each readable space's keyword rankings. A linked space's are worked
+    out on a helper meanwhile: its queries cost what the own space's do
+    (the candidate counts, not the store's size, set the work), and SQLite
+    runs them without holding the interpreter."""
+    search = functools.partial(_keyword_rankings, query=query, pool=pool, when=when, wanted=wanted)
+    beside = [_helpers.try_submit(functools.partial(search, space=s)) for s in readable[1:]]
+    own = search(space=readable[0])
+    rest = [
+        f.result() if f is not None else search(space=s)
+        for s, f in zip(readable[1:], beside, strict=True)
+    ]
+    return [own, *rest]
 
 
 def _keyword_rankings(
