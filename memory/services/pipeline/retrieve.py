@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import logging
 
-from django.db.models import Q
+from django.db import connection
 
 from memory import embeddings
 from memory.models import MemoryItem, Space
 from memory.search import search
-from memory.selectors import live_items
 from memory.services.pipeline.candidates import Candidate, spellings
 
 log = logging.getLogger(__name__)
@@ -38,18 +37,43 @@ def similar(*, space: Space, candidate: Candidate, limit: int = LIMIT) -> list[M
             log.info("vector neighbours unavailable, using BM25 only: %s", exc)
         except Exception:  # a broken vector index must not stop ingestion
             log.warning("vector neighbour search failed; using BM25 only", exc_info=True)
-    wanted = Q(pk__in=list(ids))
+    same: list[int] = []
     if candidate.subject and candidate.predicate:
-        # The latest values of the same subject and predicate, in the same query.
-        same = live_items(space).filter(
-            subject__in=spellings(candidate.subject), predicate=candidate.predicate
-        )
-        wanted |= Q(pk__in=same.order_by("-created_at").values("pk")[:limit])
+        same = _latest_values(space.pk, candidate.subject, candidate.predicate, limit)
     elif not ids:
         return []
-    rows = sorted(live_items(space).filter(wanted), key=lambda item: item.created_at, reverse=True)
+    # Liveness is checked on the rows (the same rule as live_items) rather
+    # than compiled into the query: building that ORM filter cost more than
+    # running it, once per candidate inside the write path.
+    rows = sorted(
+        (
+            item
+            for item in MemoryItem.objects.filter(pk__in=[*ids, *same])
+            if item.space_id == space.pk and item.is_live
+        ),
+        key=lambda item: item.created_at,
+        reverse=True,
+    )
     # Text matches first, in rank order, then the same-predicate values.
     for item in rows:
         ids.setdefault(item.pk, None)
     found = {item.pk: item for item in rows}
     return [found[pk] for pk in ids if pk in found]
+
+
+def _latest_values(space_id: int, subject: str, predicate: str, limit: int) -> list[int]:
+    """The latest live values of a subject and predicate (a functional
+    predicate's old value may share no words with the new one), on the
+    (space, subject, predicate) index."""
+    names = spellings(subject)
+    table = MemoryItem._meta.db_table
+    sql = (
+        f"SELECT id FROM {table} WHERE space_id = %s AND predicate = %s "  # noqa: S608 (constant SQL)
+        f"AND subject IN ({', '.join(['%s'] * len(names))}) "
+        "AND status = %s AND expired_at IS NULL AND screen_status = %s "
+        "ORDER BY created_at DESC LIMIT %s"
+    )
+    params = [space_id, predicate, *names, MemoryItem.Status.ACTIVE, MemoryItem.Screen.OK, limit]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [row[0] for row in cursor.fetchall()]
