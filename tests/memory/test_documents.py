@@ -130,6 +130,22 @@ def test_index_docs_is_incremental_by_content_hash(folder: Path, space: Space, c
     assert _fts_rows(sorted(faq_ids)) == 0
 
 
+def test_two_folders_with_the_same_file_names_keep_both(tmp_path: Path, space: Space) -> None:
+    first, second = tmp_path / "alpha", tmp_path / "beta"
+    for root, word in ((first, "Lighthouse"), (second, "Windmill")):
+        root.mkdir()
+        (root / "README.md").write_text(f"# {word}\n\nThe {word} manual.\n")
+    index.index_folder(space=space, root=first)
+    index.index_folder(space=space, root=second)
+    paths = dict(Document.objects.filter(space=space).values_list("path", "title"))
+    assert paths == {"README.md": "Lighthouse", "beta/README.md": "Windmill"}
+    # Re-indexing either folder finds its own document again: nothing moves.
+    for root in (first, second):
+        again = index.index_folder(space=space, root=root)
+        assert (again.added, again.changed, again.unchanged, again.removed) == (0, 0, 1, 0)
+    assert Document.objects.filter(space=space).count() == 2
+
+
 def test_the_command_prints_a_summary(folder: Path, db, capsys) -> None:
     call_command("index_docs", str(folder), "--space", "docs-space")
     out = capsys.readouterr().out

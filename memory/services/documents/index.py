@@ -1,11 +1,13 @@
 """Indexing a folder of documents incrementally.
 
-Each file is one document whose path is relative to the folder. A file whose
+Each file is one document whose path is relative to the folder (prefixed
+when another folder holds that path: _stored_path). A file whose
 content hash is unchanged is skipped; a changed one is re-chunked; a document
 of this folder whose file is gone is deleted from the index."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +46,30 @@ def _title(text: str, fmt: str, fallback: str) -> str:
     return fallback
 
 
+def _owner(space: Space, path: str) -> str | None:
+    """The folder a stored document at `path` was indexed from ("" for one
+    posted over the API), or None when the path is free."""
+    meta = (
+        Document.objects.filter(space=space, path=path).values_list("metadata", flat=True).first()
+    )
+    if meta is None:
+        return None
+    return str(meta.get("root", "")) if meta.get("source") == "index_docs" else ""
+
+
+def _stored_path(space: Space, rel: str, *, root: Path, origin: str) -> str:
+    """A file's document path: relative to its folder, unless another folder
+    (or an API client) already holds that path in the space; then prefixed
+    with the folder's name, and if that is taken too, with a digest of its
+    location, so two folders' README.md never replace each other."""
+    candidates = [rel, f"{root.name}/{rel}"]
+    candidates.append(f"{root.name}-{hashlib.sha256(origin.encode()).hexdigest()[:8]}/{rel}")
+    for candidate in candidates:
+        if _owner(space, candidate) in (None, origin):
+            return candidate
+    return candidates[-1]
+
+
 def index_folder(
     *,
     space: Space,
@@ -58,7 +84,7 @@ def index_folder(
     origin = str(root.resolve())
     seen: set[str] = set()
     for path in files(root):
-        rel = path.relative_to(root).as_posix()
+        rel = _stored_path(space, path.relative_to(root).as_posix(), root=root, origin=origin)
         seen.add(rel)
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
