@@ -581,12 +581,15 @@ def index_written(
 
 
 def pending_count(*, space_id: int) -> int:
-    """Items, turns and summaries of the space with no vector for the
-    configured model."""
+    """Items, turns, summaries and document chunks of the space with no
+    vector for the configured model."""
     if not enabled():
         return 0
+    from memory.services.documents.store import stale_chunks
+
     model = model_name()
-    return sum(_missing(target=t, space_id=space_id, model=model).count() for t in TARGETS)
+    rows = sum(_missing(target=t, space_id=space_id, model=model).count() for t in TARGETS)
+    return rows + stale_chunks(space_id=space_id, model=model).count()
 
 
 def reembed_pending(*, space_id: int, limit: int, on_batch=None) -> int:  # type: ignore[no-untyped-def]
@@ -611,6 +614,10 @@ def reembed_pending(*, space_id: int, limit: int, on_batch=None) -> int:  # type
             done += stored
             if on_batch is not None:
                 on_batch(stored)
+    # Document chunks keep their vector on their own row.
+    from memory.services.documents.store import reembed_chunks
+
+    done += reembed_chunks(space_id=space_id, limit=limit - done, batch=size, on_batch=on_batch)
     return done
 
 

@@ -206,6 +206,34 @@ def test_recall_finds_a_section_by_meaning_when_vectors_are_on(
     assert "doc_vector" in found.results[0].channels
 
 
+def test_chunks_stored_without_vectors_are_embedded_by_the_catch_up(
+    space: Space,
+    use_embeddings,  # noqa: F811
+) -> None:
+    from memory import embeddings
+
+    use_embeddings("none")
+    store.add(
+        space=space,
+        title="Kitchen",
+        text="# Kitchen\n## Cooking\nBoil the pasta in salted water for nine minutes.\n",
+        path="kitchen.md",
+    )
+    assert not DocumentChunk.objects.filter(space=space).exclude(vec=None).exists()
+    use_embeddings("local")
+    try:
+        embeddings.embed_texts(["probe"])
+    except embeddings.EmbeddingsUnavailable as exc:  # pragma: no cover - offline model missing
+        pytest.skip(f"no local embedding model: {exc}")
+    assert embeddings.pending_count(space_id=space.pk) >= 1
+    embeddings.reembed_pending(space_id=space.pk, limit=100)
+    chunk = DocumentChunk.objects.get(space=space)
+    assert chunk.vec is not None and chunk.vec_model == embeddings.model_name()
+    assert embeddings.pending_count(space_id=space.pk) == 0
+    found = recall(space=space, query="spaghetti noodles", types=["doc"])
+    assert found.results and "doc_vector" in found.results[0].channels
+
+
 def test_a_linked_key_reads_documents_of_both_spaces(client_for, db) -> None:
     _, key = create_api_key(space_name="proj", user_space_name="me")
     store.add(space=Space.objects.get(name="proj"), title="P", text="The quokka enclosure.")

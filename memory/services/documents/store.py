@@ -58,6 +58,40 @@ def _vectors(texts: list[str]) -> tuple[str, list[bytes | None]]:
         return "", [None] * len(texts)
 
 
+def stale_chunks(*, space_id: int, model: str):  # type: ignore[no-untyped-def]
+    """Live chunks of the space with no vector under `model` (stored while
+    embeddings were off or down, or under a model since replaced)."""
+    return (
+        DocumentChunk.objects.filter(space_id=space_id, screen_status="ok")
+        .exclude(vec_model=model, vec__isnull=False)
+        .order_by("pk")
+    )
+
+
+def reembed_chunks(*, space_id: int, limit: int, batch: int, on_batch=None) -> int:  # type: ignore[no-untyped-def]
+    """Embed up to `limit` of the space's stale chunks under the configured
+    model, the way add() embeds them (section path, then text), a batch per
+    short transaction. Returns how many were embedded."""
+    if not embeddings.enabled() or limit <= 0:
+        return 0
+    model = embeddings.model_name()
+    done = 0
+    while done < limit:
+        rows = list(stale_chunks(space_id=space_id, model=model)[: min(batch, limit - done)])
+        if not rows:
+            break
+        matrix = embeddings.embed_texts([f"{c.section}\n{c.text}".strip() for c in rows])
+        embeddings.check_dimension(model=model, dim=int(matrix.shape[1]))
+        for chunk, vector in zip(rows, matrix, strict=True):
+            chunk.vec_model, chunk.vec = model, embeddings.to_blob(np.asarray(vector))
+        with transaction.atomic():
+            DocumentChunk.objects.bulk_update(rows, ["vec_model", "vec"])
+        done += len(rows)
+        if on_batch is not None:
+            on_batch(len(rows))
+    return done
+
+
 def add(
     *,
     space: Space,
