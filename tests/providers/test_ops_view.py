@@ -47,7 +47,7 @@ def test_the_connection_test_lists_the_tools(staff, providers) -> None:  # type:
     for tool in ("search", "remember", "fail", "add", "ping"):
         assert f"<code>{tool}</code>" in answer
     page = staff.get("/ops/").content.decode()
-    assert "circuit closed" in page and "1 calls" in page
+    assert "circuit closed" in page and "· 1 call\n" in page
 
 
 def test_a_failed_connection_test_says_why(staff, providers) -> None:  # type: ignore[no-untyped-def]

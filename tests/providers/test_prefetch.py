@@ -72,3 +72,21 @@ def test_types_filter_leaves_providers_out_unless_asked(api, notes) -> None:  # 
     ).json()
     assert [r["source"]["provider_id"] for r in only_provider["results"]][:1] == ["n1"]
     assert all(r["type"] == "provider" for r in only_provider["results"])
+
+
+def test_a_provider_leaves_the_local_scores_as_they_were(api, providers) -> None:  # type: ignore[no-untyped-def]
+    for text in (
+        "The lighthouse on Skye was painted white in 2020",
+        "Morag took the ferry to Skye on Sunday",
+    ):
+        api.post("/api/v1/memory/facts", {"text": text}, content_type="application/json")
+
+    def local() -> list[tuple[str, float]]:
+        body = api.post("/api/v1/recall", {"query": QUERY}, content_type="application/json")
+        return [(r["id"], r["score"]) for r in body.json()["results"] if r["type"] != "provider"]
+
+    providers()
+    alone = local()
+    (notes,) = providers(stdio_entry(mode="prefetch"))
+    warm(notes)
+    assert alone and local() == alone
