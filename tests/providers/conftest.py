@@ -30,12 +30,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+TOKEN = "t0ken-for-tests"
+
+
 @pytest.fixture(scope="session")
 def http_memserver() -> Iterator[str]:
-    """The test server over Streamable HTTP: its /mcp URL."""
+    """The test server over Streamable HTTP: its /mcp URL. It refuses
+    requests without the header X-Token: TOKEN."""
     port = free_port()
     proc = subprocess.Popen(
-        [*memserver_command(), "--http", str(port)],
+        [*memserver_command(), "--http", str(port), "--token", TOKEN],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -4,6 +4,7 @@ that always fails and one that adds two numbers.
 
     python tests/providers/memserver.py                # stdio
     python tests/providers/memserver.py --http PORT    # Streamable HTTP at /mcp
+    python tests/providers/memserver.py --http PORT --token T   # X-Token: T required
 
 MEMSERVER_DELAY (seconds) holds every search back that long, and each
 search appends a line to the file MEMSERVER_CALLS names, so a test can
@@ -75,11 +76,34 @@ def ping() -> dict[str, Any]:
     return {"pid": os.getpid(), "time": time.time()}
 
 
+def _http_app(token: str) -> Any:
+    """The Streamable HTTP app; with a token, requests without the header
+    `X-Token: <token>` are refused with 401."""
+    app = server.streamable_http_app(host="127.0.0.1")
+    if not token:
+        return app
+
+    async def gate(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers") or [])
+        if scope["type"] == "http" and headers.get(b"x-token") != token.encode():
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"token required"})
+            return
+        await app(scope, receive, send)
+
+    return gate
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=0, help="serve Streamable HTTP on this port")
+    parser.add_argument("--token", default="", help="over HTTP, require the header X-Token")
     options = parser.parse_args()
     if options.http:
-        server.run("streamable-http", host="127.0.0.1", port=options.http)
+        import uvicorn
+
+        uvicorn.run(
+            _http_app(options.token), host="127.0.0.1", port=options.http, log_level="warning"
+        )
     else:
         server.run()

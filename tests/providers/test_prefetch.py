@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.providers.conftest import stdio_entry, warm
+from memory.services.providers import health
+from tests.providers.conftest import TOKEN, stdio_entry, warm
 
 QUERY = "who is the lighthouse keeper on Skye"
 
@@ -17,7 +18,13 @@ def notes(request, providers):  # type: ignore[no-untyped-def]
         entry = stdio_entry(mode="prefetch")
     else:
         url = request.getfixturevalue("http_memserver")
-        entry = {"name": "notes", "url": url, "mode": "prefetch", "timeout": 5}
+        entry = {
+            "name": "notes",
+            "url": url,
+            "headers": {"X-Token": TOKEN},
+            "mode": "prefetch",
+            "timeout": 5,
+        }
     (provider,) = providers(entry)
     warm(provider)
     return provider
@@ -90,3 +97,11 @@ def test_a_provider_leaves_the_local_scores_as_they_were(api, providers) -> None
     (notes,) = providers(stdio_entry(mode="prefetch"))
     warm(notes)
     assert alone and local() == alone
+
+
+def test_an_http_provider_gets_its_headers(providers, http_memserver) -> None:  # type: ignore[no-untyped-def]
+    base = {"url": http_memserver, "mode": "tools", "timeout": 5}
+    providers({"name": "keyed", **base, "headers": {"X-Token": TOKEN}}, {"name": "bare", **base})
+    assert health.check("keyed").ok
+    refused = health.check("bare")
+    assert not refused.ok and refused.detail.startswith("cannot connect: ")
