@@ -11,6 +11,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "engram_site.settings")
 
 DEFAULT_QUEUE = "celery"
 INGEST_QUEUE = "ingest"
+# Copies of saved facts to external providers: a slow provider backs up
+# only this queue, never ingest or interactive work.
+PROVIDERS_QUEUE = "providers"
 
 app = Celery("engram")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -32,13 +35,14 @@ app.conf.update(
     # -Q consumes both, alternating between them, and every ingest message is
     # a short task (ENGRAM_INGEST_CHUNK jobs), so a task sent to `celery`
     # waits for at most about one ingest chunk, however long the backlog.
-    task_queues=(Queue(DEFAULT_QUEUE), Queue(INGEST_QUEUE)),
+    task_queues=(Queue(DEFAULT_QUEUE), Queue(INGEST_QUEUE), Queue(PROVIDERS_QUEUE)),
     task_default_queue=DEFAULT_QUEUE,
     task_routes={
         "memory.process_ingest_job": {"queue": INGEST_QUEUE},
         "memory.process_ingest_jobs": {"queue": INGEST_QUEUE},
         # Bulk work on behalf of no one waiting: behind the pipeline's chunks.
         "memory.slot_palace": {"queue": INGEST_QUEUE},
+        "memory.mirror_to_providers": {"queue": PROVIDERS_QUEUE},
     },
 )
 app.autodiscover_tasks()

@@ -22,6 +22,7 @@ from engram_site.env import (
     env_str,
 )
 from engram_site.ratelimit import parse_rate
+from memory.services.providers import config as providers_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env_str("ENGRAM_DATA_DIR", str(BASE_DIR / "data"))).resolve()
@@ -339,6 +340,15 @@ ENGRAM = {
     # Helper threads per process that run recall's fact channels beside its
     # turn channel (memory/services/recall/__init__.py); 0 runs them in turn.
     "RECALL_THREADS": env_int("ENGRAM_RECALL_THREADS", 2, minimum=0),
+    # External memory servers over MCP (memory/services/providers/): a JSON
+    # list of {name, command | url, headers?, mode, timeout?, mirror_writes?,
+    # spaces?, search_tool?, mirror_tool?, limit?}. Additive: recall never
+    # waits on one past its timeout, and a dead one is skipped.
+    "PROVIDERS": providers_config.parse(env_json("ENGRAM_PROVIDERS", [])),
+    # A provider failing this many calls in a row is not called for this
+    # many seconds, then probed with one call (providers/breaker.py).
+    "PROVIDER_BREAKER_FAILURES": env_int("ENGRAM_PROVIDER_BREAKER_FAILURES", 3, minimum=1),
+    "PROVIDER_BREAKER_SECONDS": env_float("ENGRAM_PROVIDER_BREAKER_SECONDS", 30.0, minimum=0.1),
     # The vector channel in recall (memory/services/recall/vector_routing.py).
     # MODE auto uses the mode and weight measured on LoCoMo for the local
     # models (eval_vectors); WEIGHT above 0 overrides that weight, and is the
@@ -461,5 +471,9 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("ENGRAM_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # The MCP SDK's HTTP client logs every request to a provider at INFO.
+        "httpx2": {"level": "WARNING"},
+    },
 }

@@ -29,3 +29,15 @@ class Conflict(EngramError):
 
 class Invalid(EngramError):
     status_code = 422
+
+
+class BadGateway(EngramError):
+    """An external provider answered, with an error."""
+
+    status_code = 502
+
+
+class Unavailable(EngramError):
+    """An external provider is down, late or its circuit is open."""
+
+    status_code = 503

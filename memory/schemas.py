@@ -91,15 +91,25 @@ class SourceOut(Schema):
     section: str | None = Field(
         default=None, description='Doc results: the section path, e.g. "Install > Docker".'
     )
+    provider: str | None = Field(
+        default=None, description="Provider results: the external provider that answered."
+    )
+    provider_id: str | None = Field(
+        default=None, description="Provider results: the provider's own id for the entry."
+    )
 
     @model_serializer(mode="wrap")
     def _only_doc_keys_on_docs(self, handler: Any) -> Any:
-        # The document keys appear on doc results only: every other result's
-        # source stays exactly {"session_id", "turn_refs"}.
+        # The document keys appear on doc results only, the provider keys on
+        # provider results only: every other result's source stays exactly
+        # {"session_id", "turn_refs"}.
         data = handler(self)
         if isinstance(data, dict) and data.get("document_id") is None:
             for key in ("document_id", "title", "path", "section"):
                 data.pop(key, None)
+        if isinstance(data, dict) and data.get("provider") is None:
+            data.pop("provider", None)
+            data.pop("provider_id", None)
         return data
 
 

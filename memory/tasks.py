@@ -122,3 +122,12 @@ def slot_palaces() -> int:
 
     ids = Space.objects.filter(palace_backlog_at__isnull=False).values_list("pk", flat=True)
     return sum(schedule_slotting(pk) for pk in ids)
+
+
+@shared_task(name="memory.mirror_to_providers", ignore_result=True, acks_late=True)
+def mirror_to_providers(space_name: str, item_ids: list[int]) -> dict[str, int]:
+    # Its own queue (engram_site/celery.py); failures are logged, never retried
+    # into a backlog: the provider is a copy, Engram keeps the original.
+    from memory.services.providers import mirror
+
+    return mirror.mirror(space_name=space_name, item_ids=item_ids)

@@ -57,6 +57,7 @@ urlpatterns = [
     path("ops/backfill/<int:job_id>/<str:action>/", ops.backfill_control, name="backfill_control"),
     path("ops/environment/refresh/", ops.environment_refresh, name="environment_refresh"),
     path("ops/test/<str:target>/", ops.test_connection, name="test_connection"),
+    path("ops/external/<str:name>/test/", ops.test_external, name="test_external"),
     path("graph/", graph.graph, name="graph"),
     path("graph.json", graph.graph_json, name="graph_json"),
     path("episodes/", episodes.episodes, name="episodes"),

@@ -46,6 +46,11 @@ class ContextOut(Schema):
     tokens: int
     recall_left_out: bool
     took_ms: float
+    degraded: list[str] = Field(
+        default_factory=list,
+        description='Recall channels left out of this answer, e.g. "provider:<name>" when '
+        "an external provider was late or down.",
+    )
 
 
 @router.get("/context", response=ContextOut)

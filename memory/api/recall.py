@@ -17,7 +17,7 @@ from memory.services.recall import rewrite as rewrite_queries
 
 router = Router(tags=["recall"])
 
-ResultType = Literal["fact", "turn", "summary", "insight", "skill", "doc"]
+ResultType = Literal["fact", "turn", "summary", "insight", "skill", "doc", "provider"]
 
 
 class RecallIn(Schema):
@@ -32,7 +32,7 @@ class RecallIn(Schema):
     include_history: bool = Field(
         default=False, description="Superseded and expired facts too (marked current: false)."
     )
-    types: list[ResultType] | None = Field(default=None, max_length=6)
+    types: list[ResultType] | None = Field(default=None, max_length=7)
     # LLM multi-query rewrite for this request; unset: ENGRAM_RECALL_REWRITE.
     rewrite: bool | None = None
 

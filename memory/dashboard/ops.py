@@ -65,6 +65,7 @@ def _steps(run: Any) -> list[dict[str, Any]]:
 def ops(request: HtmxHttpRequest) -> HttpResponse:
     from consolidation.models import ConsolidationRun
     from memory.services import connections
+    from memory.services.providers import health
 
     space = space_for(request)
     runs = list(ConsolidationRun.objects.filter(space=space).order_by("-id")[:10])
@@ -86,6 +87,7 @@ def ops(request: HtmxHttpRequest) -> HttpResponse:
         active=active,
         environment=_environment(space),
         providers=connections.providers(),
+        external_providers=health.rows(),
         embeddings=connections.embeddings_config(),
         adjudications=selectors.adjudications(space=space),
         jobs=selectors.jobs_page(space=space, status=job_status, page=request.GET.get("page")),
@@ -245,6 +247,25 @@ def test_connection(request: HtmxHttpRequest, target: str) -> HttpResponse:
         )
     text = _("%(target)s: %(detail)s (%(ms)s ms)") % {
         "target": outcome.target,
+        "detail": outcome.detail,
+        "ms": outcome.elapsed_ms,
+    }
+    (messages.success if outcome.ok else messages.error)(request, text)
+    return _to_ops("providers")
+
+
+@staff_member_required
+@require_POST
+def test_external(request: HtmxHttpRequest, name: str) -> HttpResponse:
+    """An external provider's connection test: its tools, listed now. htmx
+    swaps the answer into the provider's card; without it, a message."""
+    from memory.services.providers import health
+
+    outcome = health.check(name)
+    if request.htmx:
+        return render(request, "memory/_provider_check.html", {"check": outcome})
+    text = _("%(target)s: %(detail)s (%(ms)s ms)") % {
+        "target": outcome.provider,
         "detail": outcome.detail,
         "ms": outcome.elapsed_ms,
     }

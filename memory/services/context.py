@@ -102,6 +102,9 @@ def _line(r: Any, folded: list[Any]) -> str:
     if r.type == "summary":
         span = f"{_date(r.valid_from)}..{_date(r.valid_to)}" if r.valid_from else "?"
         return f"- session summary ({span}): {text}"
+    if r.type == "provider":
+        # An external provider's answer, named by the provider.
+        return f"- from the provider {clean(r.source.provider or '')}: {text}"
     if r.type == "doc":
         # A project document's section, named by where it is from.
         where = clean(r.source.section or r.source.title or r.source.path or "")
@@ -160,17 +163,18 @@ def _start_recall(spaces: tuple[Space, ...], query: str, when: dict[str, Any]) -
 
 def _collect_recall(
     future: Future[Any], *, deadline: float, space: Space, query: str
-) -> tuple[str, bool]:
-    """(rendered block, whether it was left out for being late or failing)."""
+) -> tuple[str, bool, list[str]]:
+    """(rendered block, whether it was left out for being late or failing,
+    the recall channels that were degraded)."""
     try:
         response = future.result(timeout=max(0.0, deadline - time.monotonic()))
     except FutureTimeout:
         future.cancel()
         log.warning("recall for the context was late; left out")
-        return "", True
+        return "", True, []
     except Exception:
         log.exception("recall for the context failed; left out")
-        return "", True
+        return "", True, []
     # Two gates for injection. The score floor keeps weak matches out (scores
     # are 0..1, graded against the best result); the relevance gate keeps out
     # anything that shares no distinctive word with the query, however well
@@ -180,7 +184,7 @@ def _collect_recall(
     kept, folded = relevance.gate(space=space, query=query, results=ranked)
     skill_usage.returned(space_id=space.pk, results=kept)
     budget = int(settings.ENGRAM["CONTEXT_RECALL_BUDGET_TOKENS"])
-    return render_recalled(kept, budget=budget, folded=folded), False
+    return render_recalled(kept, budget=budget, folded=folded), False, list(response.degraded)
 
 
 def _fit_core(label: str, block: Any, budget: int) -> str:
@@ -281,8 +285,11 @@ def build_context(
     palace = render_palace(space, budget=left - estimate_tokens(environment))
 
     recalled, late = "", False
+    degraded: list[str] = []
     if future is not None:
-        recalled, late = _collect_recall(future, deadline=deadline, space=space, query=query)
+        recalled, late, degraded = _collect_recall(
+            future, deadline=deadline, space=space, query=query
+        )
 
     reminder = _assess_reminder(space, session_id)
     parts = [p for p in (core_user, core_agent, environment, palace, recalled, reminder) if p]
@@ -299,5 +306,6 @@ def build_context(
         },
         "tokens": estimate_tokens(text),
         "recall_left_out": late,
+        "degraded": degraded,
         "took_ms": round((time.perf_counter() - started) * 1000, 2),
     }

@@ -29,6 +29,7 @@ from memory.services import audit, core, graph, identity
 from memory.services.palace import slots as palace_slots
 from memory.services.pipeline import core_patch, resolve, retrieve, rules
 from memory.services.pipeline.candidates import Candidate, content_hash, spellings
+from memory.services.providers import mirror as provider_mirror
 
 log = logging.getLogger(__name__)
 
@@ -743,6 +744,7 @@ def save_fact(
     if result.item is not None and result.action in ("ADD", "UPDATE", "DEFER"):
         item_id = result.item.pk
         transaction.on_commit(lambda: embed_later(space_id=space.pk, item_ids=[item_id]))
+        provider_mirror.after_commit(space_name=space.name, item_ids=[item_id])
     return result
 
 

@@ -9,7 +9,9 @@ readOnlyHint / destructiveHint annotations), core memory as resources and
   API, and its Host and Origin checked against ENGRAM_ALLOWED_HOSTS.
 
 The handlers are one-liners over memory.tools.registry; the ORM runs in a
-worker thread."""
+worker thread. An external provider's tools (tools mode) are listed for the
+spaces it allows as `<provider>.<tool>` and passed through to it
+(memory.services.providers.proxy)."""
 
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from engram_site import ratelimit
 from memory.errors import EngramError
 from memory.models import ApiKey
+from memory.services.providers import proxy
 from memory.services.scopes import linked_user_space
 from memory.tools import registry
 
@@ -83,6 +86,8 @@ def tool_list() -> list[types.Tool]:
 
 
 def input_schema(name: str) -> dict[str, Any] | None:
+    if proxy.is_proxied(name):
+        return proxy.input_schema(name)
     try:
         return registry.get(name).input_schema()
     except EngramError:
@@ -93,7 +98,24 @@ def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
 
+async def _call_proxied(
+    ctx: registry.ToolContext, name: str, arguments: Any
+) -> types.CallToolResult:
+    # The provider's own answer, error results included, as it gave it.
+    if arguments is not None and not isinstance(arguments, dict):
+        return _error(f"invalid arguments for {name}: must be a JSON object")
+    try:
+        answer: types.CallToolResult = await in_thread(
+            lambda: proxy.call_raw(ctx.space.name, name, arguments or {})
+        )
+    except EngramError as exc:
+        return _error(exc.detail)
+    return answer
+
+
 async def call(ctx: registry.ToolContext, name: str, arguments: Any) -> types.CallToolResult:
+    if proxy.is_proxied(name):
+        return await _call_proxied(ctx, name, arguments)
     try:
         result = await in_thread(lambda: registry.call(name, ctx=ctx, arguments=arguments))
     except registry.ToolArgumentError as exc:
@@ -110,7 +132,13 @@ def build_server(context_for: ContextFor) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_list())
+        tool_ctx = await context_for(ctx)
+        proxied = (
+            await in_thread(lambda: proxy.mcp_tools(tool_ctx.space.name))
+            if proxy.any_configured()
+            else []
+        )
+        return types.ListToolsResult(tools=tool_list() + proxied)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

@@ -24,6 +24,7 @@ from memory.screening import screen_fact
 from memory.services import audit, facts, identity, outbox
 from memory.services.pipeline import extract, resolve, retrieve, routing, salience
 from memory.services.pipeline.candidates import Candidate
+from memory.services.providers import mirror as provider_mirror
 
 log = logging.getLogger(__name__)
 
@@ -242,6 +243,10 @@ def process(job: IngestJob) -> dict[str, Any]:
         result["actions"] = actions
         result["ms"] = round((time.perf_counter() - started) * 1000, 2)
         _finish(job, result)
+    # Copies to mirroring providers, scheduled now that the writes committed.
+    names = {route.space.pk: route.space.name for route in routes}
+    for space_pk, item_ids in new_items.items():
+        provider_mirror.after_commit(space_name=names[space_pk], item_ids=item_ids)
     # 7. embedding, outside the transaction (network): the new items and the
     # turn itself, which recall's vector channel ranks too. A failing backend
     # never fails the job; the background catch-up embeds what is missing.

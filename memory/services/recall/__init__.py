@@ -9,7 +9,10 @@ importance and a date named in the query are small boosts on
 top, never filters. Then the temporal filter (temporal.py): live now by
 default, bi-temporal with `as_of`. Quarantined and archived items never come
 back. Rows are loaded by rows.py; an optional LLM rewrite of the query
-(rewrite.py, off by default) adds more keyword queries to fuse.
+(rewrite.py, off by default) adds more keyword queries to fuse. External
+providers configured for prefetch (memory/services/providers/) are asked in
+parallel and fused as channels `provider:<name>`, additively: they never
+change the scale the local results are scored on.
 
 Score scale: 1.0 means first place in every channel that can find a result of
 that type; RECALL_SCORE_FLOOR is compared against this number (see
@@ -34,6 +37,8 @@ from engram_site.threads import DbThreadPool
 from memory import embeddings
 from memory.models import Space
 from memory.search import query_terms
+from memory.services.providers import prefetch
+from memory.services.providers.results import Item as ProviderItem
 from memory.services.recall import channels, dates, rows, temporal, termstats
 from memory.services.recall import rewrite as rewrite_queries
 from memory.services.recall.fusion import Fused, Key, Ranking, fuse
@@ -41,8 +46,13 @@ from memory.timeview import TimeView, Window, state_at
 
 __all__ = ["RecallResponse", "Result", "Source", "recall", "TYPES"]
 
-TYPES = ("fact", "turn", "summary", "insight", "skill", "doc")
+TYPES = ("fact", "turn", "summary", "insight", "skill", "doc", "provider")
 ITEM_RESULT_TYPES = {"fact", "insight"}
+
+# A provider's channel weighs like the vector channel: its first answer
+# scores like a local result a main channel put first, and, being additive,
+# it does not lower the local results' scores (fusion.py).
+PROVIDER_WEIGHT = 0.8
 
 # Boost sizes, multiplicative on the fused score.
 DATE_BOOST = 1.0  # a date the query names doubles a match in it (LoCoMo 1-5: +0.005 R@5 over 0.35)
@@ -60,6 +70,9 @@ class Source:
     title: str | None = None
     path: str | None = None
     section: str | None = None
+    # Provider results: the provider, and the id it gave the entry (if any).
+    provider: str | None = None
+    provider_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +142,9 @@ def recall(
     if not query_terms(query) or k <= 0:
         return RecallResponse([], (time.perf_counter() - started) * 1000, degraded)
     pool = _pool(k)
+    names = [s.name for s in readable]
+    # Providers first: they answer while the local channels run.
+    asked = prefetch.start(names, query) if "provider" in wanted else []
     # The rewrite is one LLM call for the request, counted against the key's
     # own space; its queries then search every readable space.
     pending = rewrite_queries.start(readable[0], query) if rewrite else None
@@ -162,9 +178,47 @@ def recall(
                     )
         except (embeddings.EmbeddingsUnavailable, ImportError):
             degraded.append("vector")
-    fused = fuse(per_space[0] if len(per_space) == 1 else merge_spaces(per_space))
-    results = _materialise(spaces=readable, fused=fused, k=k, when=when, wanted=wanted, query=query)
+    merged = per_space[0] if len(per_space) == 1 else merge_spaces(per_space)
+    external: dict[int, tuple[str, ProviderItem]] = {}
+    if asked:
+        found, late = prefetch.collect(asked, started=started_clock, space_names=names)
+        degraded += late
+        merged = merged + _provider_rankings(found, external)
+    fused = fuse(merged)
+    results = _materialise(
+        spaces=readable,
+        fused=fused,
+        k=k,
+        when=when,
+        wanted=wanted,
+        query=query,
+        external=external,
+    )
     return RecallResponse(results, (time.perf_counter() - started) * 1000, degraded)
+
+
+def _provider_rankings(
+    found: list[prefetch.Found], external: dict[int, tuple[str, ProviderItem]]
+) -> list[Ranking]:
+    """One ranking per provider, in its own order; `external` gets the
+    items by the key number fusion knows them by."""
+    rankings = []
+    for answer in found:
+        keys: list[Key] = []
+        for item in answer.items:
+            n = len(external)
+            external[n] = (answer.provider, item)
+            keys.append(("ext", n))
+        rankings.append(
+            Ranking(
+                channel=prefetch.channel(answer.provider),
+                weight=PROVIDER_WEIGHT,
+                keys=keys,
+                types=frozenset({"provider"}),
+                additive=True,
+            )
+        )
+    return rankings
 
 
 def merge_spaces(per_space: list[list[Ranking]]) -> list[Ranking]:
@@ -339,6 +393,7 @@ def _materialise(
     when: TimeView,
     wanted: set[str],
     query: str,
+    external: dict[int, tuple[str, ProviderItem]] | None = None,
 ) -> list[Result]:
     """Load the candidates' rows, drop what the temporal filter rejects, apply
     the boosts, and keep the best k."""
@@ -348,13 +403,21 @@ def _materialise(
     head = fused[: max(k * 6, 60)]
     ids: dict[str, list[int]] = {"item": [], "turn": [], "summary": [], "skill": [], "chunk": []}
     for f in head:
-        ids[f.key[0]].append(f.key[1])
+        if f.key[0] in ids:
+            ids[f.key[0]].append(f.key[1])
     now = timezone.now()
     windows = dates.windows(query, now=when.instant(now))
     loaded = [_load(s, ids, when=when, now=now, windows=windows, query=query) for s in spaces]
     scored: list[tuple[float, Key, Result]] = []
     for f in head:
         kind, pk = f.key
+        if kind == "ext":
+            answer = (external or {}).get(pk)
+            if answer is not None:
+                scored.append(
+                    (f.score, f.key, _provider_result(f, *answer, space=spaces[0].name, now=now))
+                )
+            continue
         part = loaded[0] if len(loaded) == 1 else _owner(loaded, f.key)
         if part is None:
             continue
@@ -545,6 +608,25 @@ def _doc_result(f: Fused, row: rows.ChunkRow | None, ctx: _Context) -> tuple[flo
             section=row.section,
         ),
         space=ctx.space,
+    )
+
+
+def _provider_result(
+    f: Fused, provider: str, item: ProviderItem, *, space: str, now: datetime
+) -> Result:
+    # Asked for now, by the asking space: no validity window, and no boosts
+    # (the provider ranked it; Engram knows nothing else about it).
+    return Result(
+        id=f"{provider}:{item.id}" if item.id else f"{provider}:#{f.key[1]}",
+        type="provider",
+        text=item.text,
+        score=0.0,
+        channels=f.channels,
+        created_at=now,
+        valid_from=None,
+        valid_to=None,
+        source=Source(None, [], provider=provider, provider_id=item.id or None),
+        space=space,
     )
 
 

@@ -10,6 +10,9 @@ in [0, 1] with one meaning for every query:
     <0.05 found late by one weak channel
 
 That absolute scale is what makes RECALL_SCORE_FLOOR usable by /context.
+An additive ranking (an external provider's) earns its candidates a score
+on that scale but does not raise the best possible one: configuring a
+provider leaves every local result's score as it was.
 Ties break by key, so fusion order is deterministic.
 """
 
@@ -18,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-Key = tuple[str, int]  # (type, id): ("turn", 12), ("item", 7), ("summary", 3)
+Key = tuple[str, int]  # (type, id): ("turn", 12), ("item", 7), ("summary", 3), ("ext", 0)
 
 RRF_K = 20
 
@@ -31,6 +34,7 @@ class Ranking:
     # which result types this channel can ever return (for normalisation)
     types: frozenset[str]
     raw: dict[Key, float] = field(default_factory=dict)
+    additive: bool = False
 
 
 @dataclass(slots=True)
@@ -51,7 +55,9 @@ def fuse(rankings: Iterable[Ranking], *, rrf_k: int | None = None) -> list[Fused
             channels.setdefault(key, {})[ranking.channel] = rank
     # The best any candidate could earn: first place in every channel that
     # applied to this query (a channel with no possible types did not apply).
-    best = sum(r.weight / (rrf_k + 1) for r in rankings if r.types)
+    best = sum(r.weight / (rrf_k + 1) for r in rankings if r.types and not r.additive)
+    if not best:  # only additive channels applied (types=["provider"])
+        best = sum(r.weight / (rrf_k + 1) for r in rankings if r.types)
     fused = [
         Fused(key=key, score=min(1.0, total / best) if best else 0.0, channels=channels[key])
         for key, total in totals.items()
