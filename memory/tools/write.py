@@ -15,9 +15,9 @@ from pydantic import Field, model_validator
 
 from engram_site.bounds import Instant
 from memory.errors import EngramError, Invalid
-from memory.models import Entity, MemoryItem
+from memory.models import Entity, MemoryItem, ProposedWrite
 from memory.screening import screen_strict
-from memory.services import audit, core, curation, facts, forget, graph, scopes
+from memory.services import approval, audit, core, curation, facts, forget, graph, scopes
 from memory.services.imports import history
 from memory.services.imports import jobs as import_jobs
 from memory.tools._common import (
@@ -50,9 +50,38 @@ class PlanOut(ToolResult):
         description="Stored for review but never recalled: the injection screen flagged it.",
     )
     reasons: list[str] = Field(default_factory=list, description="Why it was quarantined.")
+    status: str | None = Field(
+        default=None,
+        description='"proposed": held for a person\'s approval (ENGRAM_WRITE_APPROVAL), '
+        "nothing written yet.",
+    )
+    proposal_id: str | None = None
+
+
+PROPOSED = "Proposed (#{id}): nothing changes until a person approves it in Review."
+
+
+def _proposal(proposal: ProposedWrite) -> dict[str, Any]:
+    return {
+        "status": "proposed",
+        "proposal_id": str(proposal.pk),
+        "quarantined": bool(proposal.screen_reasons),
+        "reasons": list(proposal.screen_reasons),
+    }
 
 
 def _fact(ctx: ToolContext, *, dry_run: bool, **fields: Any) -> dict[str, Any]:
+    if approval.gates_facts() and not dry_run:
+        # ENGRAM_WRITE_APPROVAL=all: held for a person, nothing written.
+        proposal = approval.propose_fact(
+            space=ctx.space, proposer=ctx.actor, source="tool", **fields
+        )
+        return {
+            "id": None,
+            "action": "PROPOSED",
+            "reason": PROPOSED.format(id=proposal.pk),
+            **_proposal(proposal),
+        }
     result = facts.save_fact(
         space=ctx.space, source="tool", actor=ctx.actor, dry_run=dry_run, judge=True, **fields
     )
@@ -130,6 +159,12 @@ class SaveOut(ToolResult):
         "injection screen.",
     )
     reasons: list[str] = Field(default_factory=list, description="The screen's reasons.")
+    status: str | None = Field(
+        default=None,
+        description='"proposed": held for a person\'s approval (ENGRAM_WRITE_APPROVAL), '
+        "nothing written yet.",
+    )
+    proposal_id: str | None = None
 
 
 @tool(
@@ -204,6 +239,15 @@ def memory_save(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
     if not args.text.strip():
         raise Invalid("text: required for add and replace")
     saved = _fact(ctx, dry_run=args.dry_run, text=args.text)
+    if saved.get("status") == "proposed":
+        return {
+            "ok": True,
+            "block": "auto",
+            "message": saved["reason"],
+            "id": None,
+            "action": saved["action"],
+            **_proposal_fields(saved),
+        }
     if saved["quarantined"]:
         message = (
             f"{'Would be quarantined' if args.dry_run else 'Quarantined'} by the injection screen "
@@ -222,6 +266,11 @@ def memory_save(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
         "quarantined": saved["quarantined"],
         "reasons": saved["reasons"],
     }
+
+
+def _proposal_fields(saved: dict[str, Any]) -> dict[str, Any]:
+    keys = ("status", "proposal_id", "quarantined", "reasons")
+    return {key: saved[key] for key in keys}
 
 
 def _save_core(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
@@ -248,14 +297,36 @@ def _save_core(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
             "quarantined": refused,
             "reasons": verdict.reasons if refused and verdict else [],
         }
-    result = core.save(
-        space=ctx.space,
-        label=args.block,
-        action=args.action,
-        text=args.text,
-        old_text=args.old_text,
-        author=ctx.actor,
-    )
+    if approval.gates_core():
+        refusal, proposal = approval.propose_entry(
+            space=ctx.space,
+            label=args.block,
+            action=args.action,
+            text=args.text,
+            old_text=args.old_text,
+            proposer=ctx.actor,
+        )
+        if proposal is not None:
+            block = core.load_block(space=ctx.space, label=args.block)
+            return {
+                "ok": True,
+                "block": args.block,
+                "usage": core.usage(block=block),
+                "message": PROPOSED.format(id=proposal.pk),
+                "version": block.version,
+                **_proposal(proposal),
+            }
+        assert refusal is not None
+        result = refusal
+    else:
+        result = core.save(
+            space=ctx.space,
+            label=args.block,
+            action=args.action,
+            text=args.text,
+            old_text=args.old_text,
+            author=ctx.actor,
+        )
     return {
         "ok": result.ok,
         "block": args.block,
