@@ -338,7 +338,7 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> Any:
             "changed": saved["action"] != "NOOP",
         }
     if approval.gates_core():
-        refusal, proposal = approval.propose_entry(
+        refusal, held = approval.propose_entry(
             space=space,
             label=payload.block,
             action=payload.action,
@@ -346,16 +346,16 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> Any:
             old_text=payload.old_text,
             proposer=_actor(request),
         )
-        if proposal is not None:
+        if held is not None:
             block = core.load_block(space=space, label=payload.block)
             return Status(
                 202,
                 proposed(
-                    proposal,
+                    held,
                     ok=True,
                     block=payload.block,
                     usage=core.usage(block=block),
-                    message=PROPOSED_MESSAGE % proposal.pk,
+                    message=PROPOSED_MESSAGE % held.pk,
                     version=block.version,
                     tokens=core.tokens(block=block),
                     budget_tokens=block.budget_tokens,

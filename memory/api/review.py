@@ -10,7 +10,7 @@ each service audits its decision. Ids of another space answer 404."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.db.models import QuerySet
 from ninja import Query, Router, Schema
@@ -74,9 +74,13 @@ class ReviewPage(Schema):
     items: list[ReviewItemOut]
 
 
+KindPath = Literal["contradiction", "defer", "quarantined", "proposal"]
+
+
 class DecisionIn(Schema):
-    decision: str = Field(
-        max_length=20, description="accept | reject | merge | release | delete | approve"
+    decision: Literal["accept", "reject", "merge", "release", "delete", "approve"] = Field(
+        description="By kind: contradiction accept / reject / merge, quarantined release / "
+        "delete, proposal approve / reject."
     )
     into: str | None = Field(
         default=None, max_length=40, description="merge: the id of the fact it says the same as."
@@ -205,35 +209,39 @@ def _decide_quarantined(
     return {"forgotten": forget.forget(space=space, item_id=item.pk, actor=actor)}
 
 
-def _decide_proposal(space: Space, raw: str, decision: str, actor: str) -> dict[str, Any]:
+def _proposal(space: Space, raw: str) -> ProposedWrite:
     proposal = ProposedWrite.objects.filter(space=space, pk=_id(raw)).first()
     if proposal is None:
         raise NotFound(f"proposal {raw} is not in this space")
-    if decision == "approve":
-        return {"applied": approval.approve(space=space, proposal=proposal, actor=actor)}
-    approval.reject(space=space, proposal=proposal, actor=actor)
-    return {"rejected": True}
+    return proposal
 
 
 @router.post("/review/{kind}/{item_id}", response=DecisionOut)
 @raises(404, 409)
-def decide(request: SpaceRequest, kind: str, item_id: str, payload: DecisionIn) -> dict[str, Any]:
+def decide(
+    request: SpaceRequest, kind: KindPath, item_id: str, payload: DecisionIn
+) -> dict[str, Any]:
     """Decide one open item. Decisions by kind: contradiction accept / reject
     / merge (with into), quarantined release / delete, proposal approve /
-    reject. 409 when it was decided already."""
+    reject. 404 for an id not in this space, 409 when it was decided already."""
     space, name = request.space, _kind(kind)
+    # The id first: another space's id is not found, whatever was asked of it.
+    target = _proposal(space, item_id) if name == "proposal" else _memory_item(space, item_id)
     if payload.decision not in DECISIONS[name]:
         raise Invalid(
             f"decision: {payload.decision!r} is not a decision for a {name}; "
             f"one of {', '.join(DECISIONS[name])}"
         )
     actor = f"api:{request.api_key.prefix}"
-    if name == "proposal":
-        result = _decide_proposal(space, item_id, payload.decision, actor)
-    else:
-        item = _memory_item(space, item_id)
-        if name == "contradiction":
-            result = _decide_pending(space, item, payload, actor)
+    result: dict[str, Any]
+    if isinstance(target, ProposedWrite):
+        if payload.decision == "approve":
+            result = {"applied": approval.approve(space=space, proposal=target, actor=actor)}
         else:
-            result = _decide_quarantined(space, item, payload.decision, actor)
+            approval.reject(space=space, proposal=target, actor=actor)
+            result = {"rejected": True}
+    elif name == "contradiction":
+        result = _decide_pending(space, target, payload, actor)
+    else:
+        result = _decide_quarantined(space, target, payload.decision, actor)
     return {"kind": name, "id": item_id, "decision": payload.decision, "result": result}

@@ -368,7 +368,7 @@ def test_review_decisions_call_the_services_and_are_audited(api, space, open_ite
         ("quarantined", "approve", 422, "decision"),
         ("contradiction", "release", 422, "decision"),
         ("contradiction", "merge", 422, "into"),
-        ("nonsense", "accept", 422, "kind"),
+        ("contradiction", "forgive", 422, "decision"),
     ],
 )
 def test_bad_decisions_answer_4xx_naming_the_problem(
@@ -380,6 +380,8 @@ def test_bad_decisions_answer_4xx_naming_the_problem(
     r = _decide(api, kind, pk, decision)
     assert r.status_code == status and r.json()["detail"].startswith(named)
     assert _decide(api, "proposal", "x1", "approve").status_code == 422
+    bad_kind = _decide(api, "facts", pk, "approve")
+    assert bad_kind.status_code == 422 and "kind" in bad_kind.content.decode()
     assert (
         api.post(
             f"/api/v1/review/proposal/{pk}", {"verdict": "approve"}, content_type=JSON
