@@ -37,8 +37,8 @@ from django.utils import timezone
 
 from memory import screening
 from memory.errors import Conflict, Invalid
-from memory.models import CoreBlock, ProposedWrite, Space
-from memory.services import audit, core
+from memory.models import CoreBlock, MemoryItem, ProposedWrite, Space
+from memory.services import audit, core, curation
 
 MODES = ("off", "core", "all")
 
@@ -178,9 +178,11 @@ def propose_fact(
     kind: str = "fact",
     importance: float = 0.5,
     valid_from: datetime | None = None,
+    replaces: int | None = None,
 ) -> ProposedWrite:
     """An explicit fact write as a proposal, screened as the fact service
-    screens it: redacted text stored, the screen's reasons kept."""
+    screens it: redacted text stored, the screen's reasons kept. `replaces`:
+    the id of a fact it supersedes once written (memory_facts)."""
     result = screening.screen_fact(text, kind=kind, importance=importance)
     if not result.text.strip():
         raise Invalid("text: nothing is left of it once screened")
@@ -195,12 +197,26 @@ def propose_fact(
         "valid_from": valid_from.isoformat() if valid_from else None,
         "source": source,
     }
+    if replaces is not None:
+        payload["replaces"] = replaces
     return _proposed(
         space=space,
         target=ProposedWrite.Target.FACT,
         payload=payload,
         proposer=proposer,
         screen_reasons=result.reasons if result.flagged else [],
+    )
+
+
+def propose_correction(*, space: Space, old: MemoryItem, text: str, proposer: str) -> ProposedWrite:
+    """memory_update (correct an entry by id) as a proposal: the same checks
+    as curation.correct up front (a live entry, a text the screen passes)."""
+    screened = curation.check(old=old, text=text)
+    return _proposed(
+        space=space,
+        target=ProposedWrite.Target.FACT,
+        payload={"op": "correct", "id": old.pk, "text": screened, "kind": old.kind},
+        proposer=proposer,
     )
 
 
@@ -330,11 +346,33 @@ def _apply_core(proposal: ProposedWrite, actor: str) -> dict[str, Any]:
     return {"version": result.block.version, "changed": result.changed, "message": result.message}
 
 
+def _live(space: Space, pk: int, proposal: ProposedWrite) -> MemoryItem:
+    item = MemoryItem.objects.filter(space=space, pk=pk).first()
+    if item is None or not item.is_live:
+        raise Conflict(f"proposal {proposal.pk} no longer applies: fact {pk} is not live any more")
+    return item
+
+
+def _apply_correction(proposal: ProposedWrite) -> dict[str, Any]:
+    old = _live(proposal.space, int(proposal.payload.get("id") or 0), proposal)
+    new = curation.correct(
+        space=proposal.space,
+        old=old,
+        text=str(proposal.payload.get("text", "")),
+        actor=proposal.proposer,
+        source="tool:update",
+    )
+    return {"id": new.pk, "action": "UPDATE", "superseded": [old.pk]}
+
+
 def _apply_fact(proposal: ProposedWrite) -> dict[str, Any]:
     from memory.services import facts
 
+    if proposal.payload.get("op") == "correct":
+        return _apply_correction(proposal)
     fields = dict(proposal.payload)
     fields.pop("op", None)
+    replaces = fields.pop("replaces", None)
     source = str(fields.pop("source", "api"))
     raw_when = fields.pop("valid_from", None)
     when = datetime.fromisoformat(raw_when) if raw_when else None
@@ -346,10 +384,18 @@ def _apply_fact(proposal: ProposedWrite) -> dict[str, Any]:
         judge=True,  # as the direct write: an uncertain case goes to the write judge
         **fields,
     )
+    superseded = list(result.superseded)
+    new = result.item
+    if replaces is not None and new is not None and new.pk != replaces:
+        # As memory_facts does for a direct write: the named fact is superseded.
+        old = MemoryItem.objects.filter(space=proposal.space, pk=replaces).first()
+        if old is not None and replaces not in superseded:
+            if facts.supersede(old=old, new=new, actor=proposal.proposer):
+                superseded.append(replaces)
     return {
-        "id": result.item.pk if result.item is not None else None,
+        "id": new.pk if new is not None else None,
         "action": result.action,
-        "superseded": list(result.superseded),
+        "superseded": superseded,
         "quarantined": result.quarantined,
     }
 

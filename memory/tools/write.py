@@ -70,8 +70,12 @@ def _proposal(proposal: ProposedWrite) -> dict[str, Any]:
     }
 
 
+def _held() -> bool:
+    return approval.gates_facts()
+
+
 def _fact(ctx: ToolContext, *, dry_run: bool, **fields: Any) -> dict[str, Any]:
-    if approval.gates_facts() and not dry_run:
+    if _held() and not dry_run:
         # ENGRAM_WRITE_APPROVAL=all: held for a person, nothing written.
         proposal = approval.propose_fact(
             space=ctx.space, proposer=ctx.actor, source="tool", **fields
@@ -377,6 +381,10 @@ class UpdateOut(ToolResult):
     replaces: str
     action: str
     dry_run: bool = False
+    status: str | None = Field(
+        default=None, description='"proposed": held for a person\'s approval, nothing written.'
+    )
+    proposal_id: str | None = None
 
 
 @tool(
@@ -396,6 +404,17 @@ def memory_update(ctx: ToolContext, args: UpdateIn) -> dict[str, Any]:
         # The same checks as the write, and nothing written.
         curation.check(old=old, text=args.text)
         return {"id": None, "replaces": str(old.pk), "action": "UPDATE", "dry_run": True}
+    if _held():
+        proposal = approval.propose_correction(
+            space=ctx.space, old=old, text=args.text, proposer=ctx.actor
+        )
+        return {
+            "id": None,
+            "replaces": str(old.pk),
+            "action": "PROPOSED",
+            "status": "proposed",
+            "proposal_id": str(proposal.pk),
+        }
     new = curation.correct(
         space=ctx.space, old=old, text=args.text, actor=ctx.actor, source="tool:update"
     )
@@ -642,6 +661,7 @@ def _write_facts(ctx: ToolContext, args: FactsIn) -> dict[str, Any]:
                 predicate=entry.predicate or (old.predicate if old else ""),
                 object=entry.object,
                 valid_from=entry.valid_from,
+                **({"replaces": old.pk} if old is not None and _held() else {}),
             )
             if old is not None and out["id"] and str(old.pk) not in out["superseded"]:
                 new = MemoryItem.objects.get(pk=int(out["id"]))

@@ -248,6 +248,58 @@ def test_all_gates_the_fact_tools_and_a_dry_run_still_plans(api, space, gate):
     assert not MemoryItem.objects.filter(space=space).exists()
 
 
+def test_all_gates_corrections_and_fact_chain_writes(api, space, gate, staff):
+    old = save_fact(
+        space=space,
+        text="Anna lives in Porto.",
+        subject="Anna",
+        predicate="lives_in",
+        object="Porto",
+    ).item
+    assert old is not None
+    gate("all")
+    fixed = api.post(
+        "/api/v1/tools/memory_update",
+        {"id": str(old.pk), "text": "Anna lives in Braga."},
+        content_type=JSON,
+    )
+    assert fixed.status_code == 200, fixed.content
+    assert fixed.json()["status"] == "proposed" and fixed.json()["id"] is None
+    chain = api.post(
+        "/api/v1/tools/memory_facts",
+        {
+            "facts": [
+                {
+                    "entity": "Anna",
+                    "content": "Anna moved to Faro.",
+                    "predicate": "lives_in",
+                    "object": "Faro",
+                    "replaces": str(old.pk),
+                }
+            ]
+        },
+        content_type=JSON,
+    )
+    assert chain.status_code == 200, chain.content
+    assert chain.json()["written"][0]["status"] == "proposed"
+    old.refresh_from_db()
+    assert old.is_live and MemoryItem.objects.filter(space=space).count() == 1
+    correction, move = ProposedWrite.objects.order_by("id")
+    assert correction.payload["op"] == "correct" and move.payload["replaces"] == old.pk
+    review = staff.get(f"/review/?space={space.name}").content.decode()
+    assert f"Corrects fact #{old.pk}" in review and f"supersedes #{old.pk}" in review
+    page = _decide(api, "proposal", correction.pk, "approve")
+    assert page.status_code == 200, page.content
+    old.refresh_from_db()
+    assert not old.is_live and old.superseded_by.text == "Anna lives in Braga."
+    # Approved later, the move supersedes the value live by then (the correction).
+    late = _decide(api, "proposal", move.pk, "approve")
+    assert late.status_code == 200, late.content
+    applied = late.json()["result"]["applied"]
+    assert applied["action"] == "UPDATE" and applied["superseded"] == [old.superseded_by_id]
+    assert MemoryItem.objects.get(pk=applied["id"]).text == "Anna moved to Faro."
+
+
 def test_a_flagged_fact_proposal_keeps_its_reasons_and_is_stored_quarantined(api, space, gate):
     gate("all")
     r = api.post(
