@@ -382,9 +382,10 @@ def proposals(*, space: Space, page: str | int | None = None):  # type: ignore[n
     )
     found = page_of(rows, page, size=REVIEW_PAGE_SIZE)
     items = list(found.object_list)
+    blocks = approval.blocks_for(space=space, proposals=items)
     for proposal in items:
         proposal.space = space
-        proposal.preview = approval.preview(proposal)  # type: ignore[attr-defined]
+        proposal.preview = approval.preview(proposal, blocks.get(proposal.label))  # type: ignore[attr-defined]
     found.object_list = items
     return found
 

@@ -20,7 +20,7 @@ from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory import selectors
 from memory.errors import Conflict, Invalid, NotFound
-from memory.models import MemoryItem, ProposedWrite, Space
+from memory.models import CoreBlock, MemoryItem, ProposedWrite, Space
 from memory.services import approval, curation, forget, review
 
 router = Router(tags=["review"])
@@ -111,9 +111,9 @@ def _rows(space: Space, kind: str) -> QuerySet[Any]:
     return approval.pending(space=space).order_by("-created_at", "-id")
 
 
-def _item_out(kind: str, row: Any) -> dict[str, Any]:
+def _item_out(kind: str, row: Any, blocks: dict[str, CoreBlock]) -> dict[str, Any]:
     if kind == "proposal":
-        seen = approval.preview(row)
+        seen = approval.preview(row, blocks.get(row.label))
         payload = dict(row.payload)
         return {
             "kind": kind,
@@ -158,14 +158,19 @@ def list_open(request: SpaceRequest, params: Query[ReviewQuery]) -> dict[str, An
     kinds = (_kind(params.kind),) if params.kind else KINDS
     # One page across the kinds in order: skip whole kinds the offset passes.
     skip, room, items = params.offset, params.limit, []
+    blocks: dict[str, CoreBlock] = {}  # the proposals' blocks, read once per page
     for kind in kinds:
         if room <= 0:
             break
         if skip >= counts[kind]:
             skip -= counts[kind]
             continue
-        for row in _rows(space, kind)[skip : skip + room]:
-            items.append(_item_out(kind, row))
+        rows = list(_rows(space, kind)[skip : skip + room])
+        if kind == "proposal":
+            blocks = approval.blocks_for(space=space, proposals=rows)
+        for row in rows:
+            row.space = space
+            items.append(_item_out(kind, row, blocks))
         room = params.limit - len(items)
         skip = 0
     return {"count": sum(counts[k] for k in kinds), "counts": counts, "items": items}

@@ -253,10 +253,13 @@ def _after(block: CoreBlock, payload: dict[str, Any]) -> tuple[str | None, str]:
     return "\n".join(lines), ""
 
 
-def preview(proposal: ProposedWrite) -> Preview:
+def preview(proposal: ProposedWrite, block: CoreBlock | None = None) -> Preview:
+    """`block`: the proposal's block, when the caller read it already (a page
+    of proposals reads each block once)."""
     if proposal.target != ProposedWrite.Target.CORE:
         return Preview()
-    block = core.load_block(space=proposal.space, label=proposal.label)
+    if block is None:
+        block = core.load_block(space=proposal.space, label=proposal.label)
     stale = proposal.base_version is not None and proposal.base_version != block.version
     after, why_not = _after(block, proposal.payload)
     if after is None:
@@ -277,6 +280,16 @@ def preview(proposal: ProposedWrite) -> Preview:
         )
     )
     return Preview(diff=diff, stale=stale, current_version=block.version, blocked=blocked)
+
+
+def blocks_for(*, space: Space, proposals: list[ProposedWrite]) -> dict[str, CoreBlock]:
+    """The core blocks a page of proposals targets, read in one query. A
+    block never written yet is the empty version 0 (not created by a read)."""
+    labels = {p.label for p in proposals if p.target == ProposedWrite.Target.CORE}
+    found = {b.label: b for b in CoreBlock.objects.filter(space=space, label__in=labels)}
+    for label in labels - set(found):
+        found[label] = CoreBlock(space=space, label=label, budget_tokens=core.budget_for(label))
+    return found
 
 
 def pending(*, space: Space) -> Any:

@@ -512,3 +512,24 @@ def test_the_admin_lists_proposals_read_only_and_decides_by_action(api, space, g
     second.refresh_from_db()
     assert (first.status, second.status) == ("approved", "rejected")
     assert AuditEvent.objects.filter(action="proposal_approve", target_id=str(first.pk)).exists()
+
+
+def test_a_long_proposal_page_reads_each_block_once(api, space, django_assert_max_num_queries):
+    ProposedWrite.objects.bulk_create(
+        [
+            ProposedWrite(
+                space=space,
+                target="core",
+                label=("user", "agent")[i % 2],
+                payload={"op": "save", "action": "add", "text": f"Entry {i}.", "old_text": ""},
+                base_version=0,
+                proposer="api:x",
+            )
+            for i in range(150)
+        ]
+    )
+    with django_assert_max_num_queries(15):
+        r = api.get("/api/v1/review?kind=proposal&limit=200")
+    body = r.json()
+    assert r.status_code == 200 and body["count"] == 150 and len(body["items"]) == 150
+    assert all("+Entry" in i["proposal"]["diff"] for i in body["items"])
