@@ -323,6 +323,10 @@ ENGRAM = {
     "CORE_USER_BUDGET_TOKENS": env_int("ENGRAM_CORE_USER_BUDGET", 500, minimum=50),
     "CORE_AGENT_BUDGET_TOKENS": env_int("ENGRAM_CORE_AGENT_BUDGET", 800, minimum=50),
     "CORE_OVERFLOW": env_choice("ENGRAM_CORE_OVERFLOW", "refuse", ("refuse", "demote")),
+    # Agent writes that wait for a person (memory/services/approval.py): off,
+    # core (core-block writes) or all (core blocks and facts). Turn ingestion
+    # is never gated: it would stall learning.
+    "WRITE_APPROVAL": env_choice("ENGRAM_WRITE_APPROVAL", "off", ("off", "core", "all")),
     "CONTEXT_BUDGET_TOKENS": env_int("ENGRAM_CONTEXT_BUDGET", 1500, minimum=100),
     # GET /context?session_id=... adds a one-line memory_assess reminder while
     # that session has search batches no assessment has judged.

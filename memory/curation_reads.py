@@ -10,7 +10,16 @@ from typing import Any
 from django.db.models import Count, DateField, Func, Q, QuerySet
 from django.utils import timezone
 
-from memory.models import AuditEvent, Entity, IngestJob, MemoryItem, PalaceEntry, Space, Turn
+from memory.models import (
+    AuditEvent,
+    Entity,
+    IngestJob,
+    MemoryItem,
+    PalaceEntry,
+    ProposedWrite,
+    Space,
+    Turn,
+)
 from memory.selectors import live_items
 from memory.services.palace import rooms
 
@@ -100,6 +109,8 @@ def today_kpis(*, space: Space, days: int = 30) -> dict[str, Any]:
     open_now = (
         items.filter(open_q).count()
         + IngestJob.objects.filter(space=space, status=IngestJob.Status.DEAD).count()
+        # Proposed writes waiting for a person (ENGRAM_WRITE_APPROVAL).
+        + ProposedWrite.objects.filter(space=space, status=ProposedWrite.Status.PENDING).count()
     )
     clear_by_day = {r["day"]: r for r in placards_per_day}
     clarity_series = [

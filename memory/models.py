@@ -806,3 +806,46 @@ class DocumentChunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document_id}#{self.ordinal}"
+
+
+class ProposedWrite(models.Model):
+    """A write an agent asked for while ENGRAM_WRITE_APPROVAL gates it: a
+    core-block change (`core`, `all`) or a fact (`all`). Nothing is applied
+    until a person approves; approving runs the payload through the same
+    service the direct write uses. The payload is stored as screened
+    (redacted), never raw; a decided proposal is kept as the record."""
+
+    class Target(models.TextChoices):
+        CORE = "core", _("Core block")
+        FACT = "fact", _("Fact")
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="proposals")
+    target = models.CharField(max_length=10, choices=Target.choices)
+    label = models.CharField(max_length=10, blank=True)  # the core block (user | agent)
+    # core: {"op": "set", "text"} (a whole block) or {"op": "save", "action",
+    # "text", "old_text"} (one entry); fact: the fact service's fields.
+    payload = models.JSONField(default=dict)
+    # The block's version when it was proposed (core only): how stale it is.
+    base_version = models.IntegerField(null=True, blank=True)
+    proposer = models.CharField(max_length=60)  # the key (api:prefix) or tool caller
+    reason = models.CharField(max_length=200, blank=True)
+    # The screen's reasons when it flagged the text: approved, it is stored quarantined.
+    screen_reasons = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    decided_by = models.CharField(max_length=150, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(default=dict, blank=True)  # what approving wrote
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["space", "status", "-id"], name="proposal_space_idx")]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        where = f"core {self.label}" if self.target == self.Target.CORE else "fact"
+        return f"proposal #{self.pk} ({where}, {self.status})"

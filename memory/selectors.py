@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memory.models import (
@@ -356,14 +356,38 @@ def pending_review(*, space: Space, page: str | int | None = None):  # type: ign
     return found
 
 
-def quarantined(*, space: Space, page: str | int | None = None):  # type: ignore[no-untyped-def]
-    """Entries the screen flagged and nobody has forgotten, with its reasons."""
-    rows = (
+def quarantined_rows(*, space: Space) -> QuerySet[MemoryItem]:
+    """Entries the screen flagged and nobody has forgotten, newest first."""
+    return (
         MemoryItem.objects.filter(space=space, screen_status=MemoryItem.Screen.FLAGGED)
         .exclude(status=MemoryItem.Status.FORGOTTEN)
         .order_by("-created_at", "-id")
     )
-    return page_of(rows, page, size=REVIEW_PAGE_SIZE)
+
+
+def quarantined(*, space: Space, page: str | int | None = None):  # type: ignore[no-untyped-def]
+    """Entries the screen flagged and nobody has forgotten, with its reasons."""
+    return page_of(quarantined_rows(space=space), page, size=REVIEW_PAGE_SIZE)
+
+
+def proposals(*, space: Space, page: str | int | None = None):  # type: ignore[no-untyped-def]
+    """Proposed writes waiting for a person, oldest first (decided in the
+    order they were made), each with `.preview`: its diff against the
+    block as it is now and whether it is stale."""
+    from memory.models import ProposedWrite
+    from memory.services import approval
+
+    rows = ProposedWrite.objects.filter(space=space, status=ProposedWrite.Status.PENDING).order_by(
+        "created_at", "id"
+    )
+    found = page_of(rows, page, size=REVIEW_PAGE_SIZE)
+    items = list(found.object_list)
+    blocks = approval.blocks_for(space=space, proposals=items)
+    for proposal in items:
+        proposal.space = space
+        proposal.preview = approval.preview(proposal, blocks.get(proposal.label))  # type: ignore[attr-defined]
+    found.object_list = items
+    return found
 
 
 def skills_page(*, space: Space, state: str = "", page: str | int | None = None):  # type: ignore[no-untyped-def]

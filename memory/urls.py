@@ -41,6 +41,11 @@ urlpatterns = [
     path("consolidation/", ops.consolidation, name="consolidation"),
     path("consolidation/run/", ops.consolidation_run, name="consolidation_run"),
     path("review/", review.review, name="review"),
+    path(
+        "review/proposal/<int:proposal_id>/<str:decision>/",
+        review.decide_proposal,
+        name="review_proposal",
+    ),
     path("review/<int:item_id>/release/", review.release, name="review_release"),
     path("review/<int:item_id>/forget/", review.discard, name="review_forget"),
     path(

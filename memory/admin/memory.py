@@ -18,7 +18,7 @@ from django.http import HttpRequest
 from memory import models
 from memory.admin.audited import AuditedAdmin, actor_of, record
 from memory.errors import EngramError
-from memory.services import core, curation
+from memory.services import approval, core, curation
 from memory.services import forget as forgetting
 
 
@@ -218,3 +218,50 @@ class MemoryItemAdmin(AuditedAdmin):
             lambda item: curation.release(item=item, actor=actor),
             "Released {count} fact(s) from quarantine.",
         )
+
+
+@admin.register(models.ProposedWrite)
+class ProposedWriteAdmin(AuditedAdmin):
+    """Proposed writes (ENGRAM_WRITE_APPROVAL): read-only records, decided by
+    the actions below through the same service as Review and the API."""
+
+    list_display = ("id", "created_at", "space", "target", "label", "proposer", "status")
+    list_filter = ("status", "target", "space")
+    search_fields = ("proposer", "reason")
+    date_hierarchy = "created_at"
+    actions = ["approve", "reject"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        # A decided proposal is the record of who asked and who decided.
+        return False
+
+    def _decide(
+        self, request: HttpRequest, queryset: QuerySet[models.ProposedWrite], decide: Any, done: str
+    ) -> None:
+        actor = actor_of(request)
+        count, refused = 0, []
+        for proposal in queryset.select_related("space").order_by("created_at", "id"):
+            try:
+                decide(space=proposal.space, proposal=proposal, actor=actor)
+                count += 1
+            except EngramError as exc:
+                refused.append(f"#{proposal.pk}: {exc.detail}")
+        self.message_user(request, done.format(count=count))
+        for reason in refused:
+            self.message_user(request, reason, messages.WARNING)
+
+    @admin.action(description="Approve selected proposals (apply them)")
+    def approve(self, request: HttpRequest, queryset: QuerySet[models.ProposedWrite]) -> None:
+        self._decide(
+            request, queryset, approval.approve, "Approved and applied {count} proposal(s)."
+        )
+
+    @admin.action(description="Reject selected proposals (nothing is written)")
+    def reject(self, request: HttpRequest, queryset: QuerySet[models.ProposedWrite]) -> None:
+        self._decide(request, queryset, approval.reject, "Rejected {count} proposal(s).")

@@ -9,6 +9,7 @@ from memory.api.facts import router as facts_router
 from memory.api.memory_tools import router as memory_tools_router
 from memory.api.palace import router as palace_router
 from memory.api.recall import router as recall_router
+from memory.api.review import router as review_router
 from memory.api.skills import router as skills_router
 from memory.api.status import router as status_router
 from memory.api.tools import router as tools_router
@@ -29,3 +30,4 @@ routers.append(skills_router)
 routers.append(adjudications_router)
 routers.append(palace_router)
 routers.append(documents_router)
+routers.append(review_router)

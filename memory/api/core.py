@@ -7,14 +7,15 @@ from datetime import datetime
 from typing import Literal
 
 from ninja import Query, Router, Schema
+from ninja.responses import Status
 from pydantic import Field
 
 from engram_site.bounds import INT64_MAX
 from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
-from memory.errors import Conflict
+from memory.errors import Conflict, Invalid, NotFound
 from memory.models import CoreBlock
-from memory.services import core
+from memory.services import approval, core
 from memory.tokens import estimate_tokens
 
 router = Router(tags=["core memory"])
@@ -33,6 +34,10 @@ class CoreBlockOut(Schema):
     # On writes (PUT, undo, rollback): false when the block was already as
     # asked and no version was made. Absent on reads.
     changed: bool | None = None
+    # With ENGRAM_WRITE_APPROVAL=core or all, a write answers 202 with status
+    # "proposed": the block above is unchanged until a person approves it.
+    status: str | None = Field(default=None, description='"proposed" when held for approval.')
+    proposal_id: str | None = None
 
 
 class CorePutIn(Schema):
@@ -98,6 +103,40 @@ def _author(request: SpaceRequest) -> str:
     return f"api:{request.api_key.prefix}"
 
 
+Answer = dict[str, object] | Status
+WRITE_RESPONSES = {200: CoreBlockOut, 202: CoreBlockOut}
+
+
+def _propose(
+    request: SpaceRequest,
+    label: str,
+    text: str,
+    reason: str,
+    expected_version: int | None,
+) -> Answer:
+    """The write held for a person (ENGRAM_WRITE_APPROVAL): 202 with the
+    block as it still is, or 200 unchanged when it already reads so."""
+    block, proposal = approval.propose_block_text(
+        space=request.space,
+        label=label,
+        text=text,
+        proposer=_author(request),
+        reason=reason,
+        expected_version=expected_version,
+    )
+    if proposal is None:
+        return {**_out(block), "changed": False}
+    return Status(
+        202,
+        {
+            **_out(block),
+            "changed": False,
+            "status": "proposed",
+            "proposal_id": str(proposal.pk),
+        },
+    )
+
+
 @router.get("/core", response=list[CoreBlockOut])
 def list_blocks(request: SpaceRequest) -> list[dict[str, object]]:
     space = request.space
@@ -109,10 +148,14 @@ def get_block(request: SpaceRequest, label: LabelPath) -> dict[str, object]:
     return _out(core.get_block(space=request.space, label=label))
 
 
-@router.put("/core/{label}", response=CoreBlockOut)
+@router.put("/core/{label}", response=WRITE_RESPONSES)
 @raises(409)
-def put_block(request: SpaceRequest, label: LabelPath, payload: CorePutIn) -> dict[str, object]:
+def put_block(request: SpaceRequest, label: LabelPath, payload: CorePutIn) -> Answer:
     space = request.space
+    if approval.gates_core():
+        return _propose(
+            request, label, payload.text, payload.reason or "edit", payload.expected_version
+        )
     # Import a pending hand edit first, so a stale expected_version is caught.
     before = core.get_block(space=space, label=label).version
     block = core.set_text(
@@ -158,9 +201,17 @@ def block_diff(
     }
 
 
-@router.post("/core/{label}/undo", response=CoreBlockOut)
+@router.post("/core/{label}/undo", response=WRITE_RESPONSES)
 @raises(409)
-def undo_block(request: SpaceRequest, label: LabelPath, payload: CoreUndoIn) -> dict[str, object]:
+def undo_block(request: SpaceRequest, label: LabelPath, payload: CoreUndoIn) -> Answer:
+    if approval.gates_core():
+        block = core.get_block(space=request.space, label=label)
+        if block.version == 0:
+            raise Invalid(f"the {label} block has no change to undo")
+        previous = core.version_text(block=block, version=block.version - 1)
+        return _propose(
+            request, label, previous, f"undo to v{block.version - 1}", payload.expected_version
+        )
     before = core.get_block(space=request.space, label=label).version
     block = core.undo(
         space=request.space,
@@ -171,16 +222,21 @@ def undo_block(request: SpaceRequest, label: LabelPath, payload: CoreUndoIn) -> 
     return {**_out(block), "changed": block.version != before}
 
 
-@router.post("/core/{label}/rollback", response=CoreBlockOut)
+@router.post("/core/{label}/rollback", response=WRITE_RESPONSES)
 @raises(409)
-def rollback_block(
-    request: SpaceRequest, label: LabelPath, payload: CoreRollbackIn
-) -> dict[str, object]:
+def rollback_block(request: SpaceRequest, label: LabelPath, payload: CoreRollbackIn) -> Answer:
     space = request.space
     block = core.get_block(space=space, label=label)
     if payload.expected_version is not None and payload.expected_version != block.version:
         raise Conflict(
             f"the {label} block is at version {block.version}, not {payload.expected_version}"
+        )
+    if approval.gates_core():
+        if payload.version > block.version:
+            raise NotFound(f"version {payload.version} of the {label} block does not exist")
+        old_text = core.version_text(block=block, version=payload.version)
+        return _propose(
+            request, label, old_text, f"rollback to v{payload.version}", payload.expected_version
         )
     after = core.rollback(
         space=space, label=label, version=payload.version, author=_author(request)

@@ -8,14 +8,16 @@ from typing import Any, Literal
 
 from django.utils import timezone
 from ninja import Query, Router, Schema
+from ninja.responses import Status
 from pydantic import Field, field_validator
 
 from engram_site.bounds import Instant, check_instant
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
+from memory.models import Space
 from memory.schemas import SCOPE_DESCRIPTION, Scope
 from memory.selectors import facts_in_view
-from memory.services import scopes
+from memory.services import approval, scopes
 from memory.services.facts import save_fact
 from memory.timeview import TimeView
 from memory.tools.write import ChainRow
@@ -66,6 +68,9 @@ class FactOut(Schema):
     dry_run: bool = False
     reason: str = ""
     space: str = ""  # the space it was written to (see `scope`)
+    # With ENGRAM_WRITE_APPROVAL=all: status "proposed" (answered 202), id
+    # null, `action` the plan; nothing written until a person approves.
+    proposal_id: str | None = None
 
 
 def _parse_when(value: str) -> datetime:
@@ -83,22 +88,58 @@ def _parse_when(value: str) -> datetime:
     return parsed
 
 
-@router.post("/memory/facts", response=FactOut)
-def post_fact(request: SpaceRequest, payload: FactIn) -> dict[str, Any]:
+def _propose(space: Space, actor: str, fields: dict[str, Any]) -> Status:
+    """ENGRAM_WRITE_APPROVAL=all: the fact is held for a person. The answer
+    gives the plan approving would carry out now (a dry run), so the contract
+    fields keep their meaning; a text too vague to store is refused now."""
+    plan = save_fact(space=space, source="api", actor=actor, dry_run=True, judge=True, **fields)
+    if plan.action == "DROP":
+        raise Invalid("text: carries too little information to store as a fact")
+    proposal = approval.propose_fact(space=space, proposer=actor, source="api", **fields)
+    return Status(
+        202,
+        {
+            "id": None,
+            "action": _CONTRACT_ACTION.get(plan.action, plan.action),
+            "superseded": [str(pk) for pk in plan.superseded],
+            "disposition": plan.action,
+            "status": "proposed",
+            "proposal_id": str(proposal.pk),
+            "quarantined": bool(proposal.screen_reasons),
+            "reasons": list(proposal.screen_reasons),
+            "changed": False,
+            "reason": "waits for a person's approval in Review",
+            "space": space.name,
+        },
+    )
+
+
+# The dry run's words outside the contract's ADD | UPDATE | NOOP | DELETE.
+_CONTRACT_ACTION = {"DEFER": "ADD", "QUARANTINE": "ADD"}
+
+
+@router.post("/memory/facts", response={200: FactOut, 202: FactOut})
+def post_fact(request: SpaceRequest, payload: FactIn) -> Any:
     space = scopes.write_space(request.space, request.user_space, payload.scope)
+    actor = f"api:{request.api_key.prefix}"
+    fields: dict[str, Any] = {
+        "text": payload.text,
+        "subject": payload.subject,
+        "predicate": payload.predicate,
+        "object": payload.object,
+        "kind": payload.kind,
+        "importance": payload.importance,
+        "valid_from": _parse_when(payload.valid_from) if payload.valid_from else None,
+    }
+    if approval.gates_facts() and not payload.dry_run:
+        return _propose(space, actor, fields)
     result = save_fact(
         space=space,
-        text=payload.text,
-        subject=payload.subject,
-        predicate=payload.predicate,
-        object=payload.object,
-        kind=payload.kind,
-        importance=payload.importance,
-        valid_from=_parse_when(payload.valid_from) if payload.valid_from else None,
         source="api",
-        actor=f"api:{request.api_key.prefix}",
+        actor=actor,
         dry_run=payload.dry_run,
         judge=True,  # an uncertain case goes to the write judge, as a turn's do
+        **fields,
     )
     if payload.dry_run:
         return {

@@ -12,17 +12,21 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Router, Schema
+from ninja.responses import Status
 from pydantic import Field
 
 from engram_site.bounds import INT64_MAX, Instant
 from engram_site.openapi import raises
 from engram_site.types import SpaceRequest
 from memory.errors import Invalid
-from memory.models import Space
+from memory.models import ProposedWrite, Space
 from memory.schemas import SCOPE_DESCRIPTION, ResultOut, Scope
-from memory.services import core, forget, scopes, skill_usage
+from memory.services import approval, core, forget, scopes, skill_usage
 
 router = Router(tags=["agent tools"])
+
+# Agents read this; English, like every other tool message.
+PROPOSED_MESSAGE = "Proposed (#%s): nothing changes until a person approves it in Review."
 
 
 # --- parameters (also the manifest's JSON schemas) ---------------------------------------
@@ -75,6 +79,10 @@ class MemorySaveOut(Schema):
     # refused, by the injection screen; `reasons` says why.
     quarantined: bool = False
     reasons: list[str] = Field(default_factory=list)
+    # With ENGRAM_WRITE_APPROVAL: "proposed" (answered 202), nothing written
+    # until a person approves proposal_id.
+    status: str | None = None
+    proposal_id: str | None = None
 
 
 class MemoryForgetIn(Schema):
@@ -181,6 +189,8 @@ class RememberFactOut(Schema):
     # Stored quarantined by the injection screen (never recalled), and why.
     quarantined: bool = False
     reasons: list[str] = Field(default_factory=list)
+    status: str | None = None  # "proposed" (202) when held for approval
+    proposal_id: str | None = None
 
 
 class RecallAliasIn(Schema):
@@ -237,6 +247,21 @@ def save_fact(*, space: Space, source: str, **fields: Any) -> dict[str, Any]:
     }
 
 
+def proposed(proposal: ProposedWrite, **fields: Any) -> dict[str, Any]:
+    """The answer to a write held for a person's approval."""
+    return {
+        **fields,
+        "status": "proposed",
+        "proposal_id": str(proposal.pk),
+        "quarantined": bool(proposal.screen_reasons),
+        "reasons": list(proposal.screen_reasons),
+    }
+
+
+def _propose_fact(*, space: Space, actor: str, **fields: Any) -> ProposedWrite:
+    return approval.propose_fact(space=space, proposer=actor, source="api", **fields)
+
+
 def _recall(
     *,
     spaces: tuple[Space, ...],
@@ -266,8 +291,8 @@ def _recall(
 # --- operations -----------------------------------------------------------------------
 
 
-@router.post("/memory/save", response=MemorySaveOut)
-def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
+@router.post("/memory/save", response={200: MemorySaveOut, 202: MemorySaveOut})
+def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> Any:
     scope = scopes.core_scope(payload.block, payload.scope, request.user_space)
     space = scopes.write_space(request.space, request.user_space, scope)
     if payload.block == "auto":
@@ -285,6 +310,19 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
             }
         if not payload.text.strip():
             raise Invalid("text: required for add and replace")
+        if approval.gates_facts():
+            proposal = _propose_fact(space=space, actor=_actor(request), text=payload.text)
+            return Status(
+                202,
+                proposed(
+                    proposal,
+                    ok=True,
+                    block="auto",
+                    usage=0.0,
+                    message=PROPOSED_MESSAGE % proposal.pk,
+                    changed=False,
+                ),
+            )
         saved = save_fact(space=space, source="api", text=payload.text)
         return {
             "ok": True,
@@ -299,14 +337,42 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> dict[str, Any]:
             **saved,
             "changed": saved["action"] != "NOOP",
         }
-    result = core.save(
-        space=space,
-        label=payload.block,
-        action=payload.action,
-        text=payload.text,
-        old_text=payload.old_text,
-        author=_actor(request),
-    )
+    if approval.gates_core():
+        refusal, held = approval.propose_entry(
+            space=space,
+            label=payload.block,
+            action=payload.action,
+            text=payload.text,
+            old_text=payload.old_text,
+            proposer=_actor(request),
+        )
+        if held is not None:
+            block = core.load_block(space=space, label=payload.block)
+            return Status(
+                202,
+                proposed(
+                    held,
+                    ok=True,
+                    block=payload.block,
+                    usage=core.usage(block=block),
+                    message=PROPOSED_MESSAGE % held.pk,
+                    version=block.version,
+                    tokens=core.tokens(block=block),
+                    budget_tokens=block.budget_tokens,
+                    changed=False,
+                ),
+            )
+        assert refusal is not None
+        result = refusal
+    else:
+        result = core.save(
+            space=space,
+            label=payload.block,
+            action=payload.action,
+            text=payload.text,
+            old_text=payload.old_text,
+            author=_actor(request),
+        )
     return {
         "ok": result.ok,
         "block": payload.block,
@@ -357,10 +423,13 @@ def memory_report(request: SpaceRequest, payload: MemoryReportIn) -> dict[str, A
     }
 
 
-@router.post("/memory/remember_fact", response=RememberFactOut)
-def remember_fact(request: SpaceRequest, payload: RememberFactIn) -> dict[str, Any]:
+@router.post("/memory/remember_fact", response={200: RememberFactOut, 202: RememberFactOut})
+def remember_fact(request: SpaceRequest, payload: RememberFactIn) -> Any:
     fields = payload.dict(exclude={"scope"})
     space = scopes.write_space(request.space, request.user_space, payload.scope)
+    if approval.gates_facts():
+        proposal = _propose_fact(space=space, actor=_actor(request), **fields)
+        return Status(202, proposed(proposal, id=None, action="PROPOSED"))
     return save_fact(space=space, source="api", **fields)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
@@ -29,7 +29,50 @@ def review(request: HtmxHttpRequest) -> HttpResponse:
         space=space,
         pending=selectors.pending_review(space=space, page=request.GET.get("page")),
         quarantined=selectors.quarantined(space=space, page=request.GET.get("qpage")),
+        proposals=selectors.proposals(space=space, page=request.GET.get("ppage")),
+        approval_mode=approval_mode(),
     )
+
+
+def approval_mode() -> str:
+    from memory.services import approval
+
+    return approval.mode()
+
+
+@staff_member_required
+@require_POST
+def decide_proposal(request: HtmxHttpRequest, proposal_id: int, decision: str) -> HttpResponse:
+    """Approve or reject a proposed write. With htmx the card is swapped for
+    the outcome; without, back to Review with a message."""
+    from memory.models import ProposedWrite
+    from memory.services import approval
+
+    space = space_for(request)
+    proposal = ProposedWrite.objects.filter(space=space, pk=proposal_id).first()
+    ok, text = False, _("That proposal is not in this space.")
+    if proposal is not None:
+        try:
+            if decision == "approve":
+                approval.approve(space=space, proposal=proposal, actor=actor(request))
+                ok, text = True, _("Approved and applied.")
+            elif decision == "reject":
+                approval.reject(space=space, proposal=proposal, actor=actor(request))
+                ok, text = True, _("Rejected; nothing was written, the proposal is kept.")
+            else:
+                text = _("Unknown decision.")
+        except EngramError as exc:
+            text = exc.detail
+    if request.htmx:
+        return render(
+            request,
+            "memory/_proposal_outcome.html",
+            # 200 either way: htmx swaps only successful answers, and a
+            # refusal (stale, decided already) is an outcome to show.
+            {"proposal_id": proposal_id, "ok": ok, "text": text},
+        )
+    (messages.success if ok else messages.error)(request, text)
+    return _back()
 
 
 def _item(space: Space, item_id: int) -> MemoryItem | None:

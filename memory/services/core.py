@@ -367,6 +367,50 @@ def _refused(block: CoreBlock, message: str, reasons: list[str] | None = None) -
     )
 
 
+def screen_entry(*, block: CoreBlock, text: str, author: str) -> tuple[str, SaveResult | None]:
+    """One entry as the block would store it (strictly screened, redacted,
+    one line), or the refusal answered when the screen flags it (audited)."""
+    result = screening.screen_strict(_one_line(text))
+    if result.flagged:
+        audit.record(
+            space=block.space_id,
+            action="refuse",
+            target_type="core",
+            target_id=block.label,
+            actor=author[:60],
+            reasons=result.reasons,
+        )
+        return "", _refused(
+            block,
+            f"Refused by the injection screen ({', '.join(result.reasons)}). Core memory is "
+            "put in every prompt: save facts about the user and lessons, not instructions.",
+            reasons=result.reasons,
+        )
+    entry = _one_line(result.text)
+    if not entry:
+        raise Invalid("text: must not be empty for add and replace")
+    return entry, None
+
+
+def refused(block: CoreBlock, message: str) -> SaveResult:
+    """A save answered ok=false with `message` (nothing written)."""
+    return _refused(block, message)
+
+
+def entry_target(lines: list[str], old_text: str, label: str) -> tuple[int | None, str]:
+    """The index of the one entry containing `old_text`, or None and why not."""
+    needle = _one_line(old_text)
+    hits = _matches(lines, needle)
+    if not hits:
+        return None, f"No entry of the {label} block contains {needle!r}."
+    if len({lines[i] for i in hits}) > 1:
+        return None, (
+            f"{len(hits)} entries contain {needle!r}; give a longer old_text that "
+            "matches exactly one entry."
+        )
+    return hits[0], ""
+
+
 def save(
     *,
     space: Space,
@@ -393,39 +437,17 @@ def save(
     lines = entries(block.text)
     entry = ""
     if action in ("add", "replace"):
-        result = screening.screen_strict(_one_line(text))
-        if result.flagged:
-            audit.record(
-                space=space,
-                action="refuse",
-                target_type="core",
-                target_id=label,
-                actor=author[:60],
-                reasons=result.reasons,
-            )
-            return _refused(
-                block,
-                f"Refused by the injection screen ({', '.join(result.reasons)}). Core memory is "
-                "put in every prompt: save facts about the user and lessons, not instructions.",
-                reasons=result.reasons,
-            )
-        entry = _one_line(result.text)
-        if not entry:
-            raise Invalid("text: must not be empty for add and replace")
+        entry, refusal = screen_entry(block=block, text=text, author=author)
+        if refusal is not None:
+            return refusal
     needle = _one_line(old_text)
     if action in ("replace", "remove"):
         if not needle:
             raise Invalid(f"old_text: required for {action} (a unique part of the entry)")
-        hits = _matches(lines, needle)
-        if not hits:
-            return _refused(block, f"No entry of the {label} block contains {needle!r}.")
-        if len({lines[i] for i in hits}) > 1:
-            return _refused(
-                block,
-                f"{len(hits)} entries contain {needle!r}; give a longer old_text that "
-                "matches exactly one entry.",
-            )
-        target = hits[0]
+        found, why_not = entry_target(lines, needle, label)
+        if found is None:
+            return _refused(block, why_not)
+        target = found
     new_lines = list(lines)
     protect: set[int] = set()
     if action == "add":

@@ -15,7 +15,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from memory.errors import Invalid
+from memory.errors import Conflict, Invalid
 from memory.models import MemoryItem, PalaceEntry, Space
 from memory.services import audit, facts
 from memory.services.forget import forget
@@ -28,10 +28,13 @@ def contradicted_ids(item: MemoryItem) -> list[int]:
 
 
 def _pending(space: Space, item: MemoryItem) -> None:
-    if item.space_id != space.pk or item.status != MemoryItem.Status.PENDING_REVIEW:
-        raise Invalid(f"id: item {item.pk} is not pending review ({item.status})")
+    if item.space_id != space.pk:
+        raise Invalid(f"id: item {item.pk} is not in this space")
+    # Decided already (or closed since): a conflict with that decision, not bad input.
+    if item.status != MemoryItem.Status.PENDING_REVIEW:
+        raise Conflict(f"item {item.pk} is not pending review ({item.status})")
     if item.expired_at is not None:
-        raise Invalid(f"id: item {item.pk} is already closed")
+        raise Conflict(f"item {item.pk} is already closed")
 
 
 def accept(*, space: Space, item: MemoryItem, actor: str) -> list[int]:
@@ -43,7 +46,7 @@ def accept(*, space: Space, item: MemoryItem, actor: str) -> list[int]:
             pk=item.pk, status=MemoryItem.Status.PENDING_REVIEW, expired_at=None
         ).update(status=MemoryItem.Status.ACTIVE)
         if not changed:
-            raise Invalid(f"id: item {item.pk} was decided already")
+            raise Conflict(f"item {item.pk} was decided already")
         item.status = MemoryItem.Status.ACTIVE
         olds = MemoryItem.objects.filter(
             space=space, pk__in=contradicted_ids(item), expired_at=None

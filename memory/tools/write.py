@@ -15,9 +15,9 @@ from pydantic import Field, model_validator
 
 from engram_site.bounds import Instant
 from memory.errors import EngramError, Invalid, NotFound
-from memory.models import Entity, MemoryItem
+from memory.models import Entity, MemoryItem, ProposedWrite
 from memory.screening import screen_strict
-from memory.services import audit, core, curation, facts, forget, graph, scopes
+from memory.services import approval, audit, core, curation, facts, forget, graph, scopes
 from memory.services.imports import history
 from memory.services.imports import jobs as import_jobs
 from memory.tools._common import (
@@ -50,9 +50,42 @@ class PlanOut(ToolResult):
         description="Stored for review but never recalled: the injection screen flagged it.",
     )
     reasons: list[str] = Field(default_factory=list, description="Why it was quarantined.")
+    status: str | None = Field(
+        default=None,
+        description='"proposed": held for a person\'s approval (ENGRAM_WRITE_APPROVAL), '
+        "nothing written yet.",
+    )
+    proposal_id: str | None = None
+
+
+PROPOSED = "Proposed (#{id}): nothing changes until a person approves it in Review."
+
+
+def _proposal(proposal: ProposedWrite) -> dict[str, Any]:
+    return {
+        "status": "proposed",
+        "proposal_id": str(proposal.pk),
+        "quarantined": bool(proposal.screen_reasons),
+        "reasons": list(proposal.screen_reasons),
+    }
+
+
+def _held() -> bool:
+    return approval.gates_facts()
 
 
 def _fact(ctx: ToolContext, *, dry_run: bool, **fields: Any) -> dict[str, Any]:
+    if _held() and not dry_run:
+        # ENGRAM_WRITE_APPROVAL=all: held for a person, nothing written.
+        proposal = approval.propose_fact(
+            space=ctx.space, proposer=ctx.actor, source="tool", **fields
+        )
+        return {
+            "id": None,
+            "action": "PROPOSED",
+            "reason": PROPOSED.format(id=proposal.pk),
+            **_proposal(proposal),
+        }
     result = facts.save_fact(
         space=ctx.space, source="tool", actor=ctx.actor, dry_run=dry_run, judge=True, **fields
     )
@@ -130,6 +163,12 @@ class SaveOut(ToolResult):
         "injection screen.",
     )
     reasons: list[str] = Field(default_factory=list, description="The screen's reasons.")
+    status: str | None = Field(
+        default=None,
+        description='"proposed": held for a person\'s approval (ENGRAM_WRITE_APPROVAL), '
+        "nothing written yet.",
+    )
+    proposal_id: str | None = None
 
 
 @tool(
@@ -204,6 +243,15 @@ def memory_save(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
     if not args.text.strip():
         raise Invalid("text: required for add and replace")
     saved = _fact(ctx, dry_run=args.dry_run, text=args.text)
+    if saved.get("status") == "proposed":
+        return {
+            "ok": True,
+            "block": "auto",
+            "message": saved["reason"],
+            "id": None,
+            "action": saved["action"],
+            **_proposal_fields(saved),
+        }
     if saved["quarantined"]:
         message = (
             f"{'Would be quarantined' if args.dry_run else 'Quarantined'} by the injection screen "
@@ -222,6 +270,11 @@ def memory_save(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
         "quarantined": saved["quarantined"],
         "reasons": saved["reasons"],
     }
+
+
+def _proposal_fields(saved: dict[str, Any]) -> dict[str, Any]:
+    keys = ("status", "proposal_id", "quarantined", "reasons")
+    return {key: saved[key] for key in keys}
 
 
 def _save_core(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
@@ -248,14 +301,36 @@ def _save_core(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
             "quarantined": refused,
             "reasons": verdict.reasons if refused and verdict else [],
         }
-    result = core.save(
-        space=ctx.space,
-        label=args.block,
-        action=args.action,
-        text=args.text,
-        old_text=args.old_text,
-        author=ctx.actor,
-    )
+    if approval.gates_core():
+        refusal, proposal = approval.propose_entry(
+            space=ctx.space,
+            label=args.block,
+            action=args.action,
+            text=args.text,
+            old_text=args.old_text,
+            proposer=ctx.actor,
+        )
+        if proposal is not None:
+            block = core.load_block(space=ctx.space, label=args.block)
+            return {
+                "ok": True,
+                "block": args.block,
+                "usage": core.usage(block=block),
+                "message": PROPOSED.format(id=proposal.pk),
+                "version": block.version,
+                **_proposal(proposal),
+            }
+        assert refusal is not None
+        result = refusal
+    else:
+        result = core.save(
+            space=ctx.space,
+            label=args.block,
+            action=args.action,
+            text=args.text,
+            old_text=args.old_text,
+            author=ctx.actor,
+        )
     return {
         "ok": result.ok,
         "block": args.block,
@@ -306,6 +381,10 @@ class UpdateOut(ToolResult):
     replaces: str
     action: str
     dry_run: bool = False
+    status: str | None = Field(
+        default=None, description='"proposed": held for a person\'s approval, nothing written.'
+    )
+    proposal_id: str | None = None
 
 
 @tool(
@@ -325,6 +404,17 @@ def memory_update(ctx: ToolContext, args: UpdateIn) -> dict[str, Any]:
         # The same checks as the write, and nothing written.
         curation.check(old=old, text=args.text)
         return {"id": None, "replaces": str(old.pk), "action": "UPDATE", "dry_run": True}
+    if _held():
+        proposal = approval.propose_correction(
+            space=ctx.space, old=old, text=args.text, proposer=ctx.actor
+        )
+        return {
+            "id": None,
+            "replaces": str(old.pk),
+            "action": "PROPOSED",
+            "status": "proposed",
+            "proposal_id": str(proposal.pk),
+        }
     new = curation.correct(
         space=ctx.space, old=old, text=args.text, actor=ctx.actor, source="tool:update"
     )
@@ -594,6 +684,7 @@ def _write_facts(ctx: ToolContext, args: FactsIn) -> dict[str, Any]:
                 predicate=entry.predicate or (old.predicate if old else ""),
                 object=entry.object,
                 valid_from=entry.valid_from,
+                **({"replaces": old.pk} if old is not None and _held() else {}),
             )
             if old is not None and out["id"] and str(old.pk) not in out["superseded"]:
                 new = MemoryItem.objects.get(pk=int(out["id"]))

@@ -12,7 +12,16 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from consolidation.models import ConsolidationRun
-from memory.models import Adjudication, AuditEvent, IngestJob, MemoryItem, Skill, Space, Turn
+from memory.models import (
+    Adjudication,
+    AuditEvent,
+    IngestJob,
+    MemoryItem,
+    ProposedWrite,
+    Skill,
+    Space,
+    Turn,
+)
 from memory.services.facts import save_fact
 from memory.services.imports import history
 from memory.services.imports import jobs as import_jobs
@@ -454,12 +463,25 @@ def test_the_views_stay_a_few_queries_with_many_rows(
     IngestJob.objects.bulk_create(
         [IngestJob(space=space, idempotency_key=f"k{i}", status="dead") for i in range(120)]
     )
+    ProposedWrite.objects.bulk_create(
+        [
+            ProposedWrite(
+                space=space,
+                target="core",
+                label=("user", "agent")[i % 2],
+                payload={"op": "save", "action": "add", "text": f"Entry {i}.", "old_text": ""},
+                base_version=0,
+                proposer="api:x",
+            )
+            for i in range(120)
+        ]
+    )
     for url in VIEWS:
         with django_assert_max_num_queries(30):
             response = staff_client.get(url)
         assert response.status_code == 200
     body = staff_client.get("/review/").content.decode()
-    assert body.count('class="review-card"') == 40  # 20 a page, two lists
+    assert body.count('class="review-card"') == 60  # 20 a page, three lists
     assert "page 1 of 6" in body
 
 

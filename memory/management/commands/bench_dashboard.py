@@ -31,6 +31,7 @@ from memory.models import (
     Belief,
     Entity,
     MemoryItem,
+    ProposedWrite,
     Relation,
     Session,
     Space,
@@ -179,6 +180,18 @@ class Command(BaseCommand):
                     status=rng.choice(list(Belief.Status.values)),
                 )
                 belief.evidence.add(*rng.sample(items, 5))
+            # Agents' writes waiting for approval (ENGRAM_WRITE_APPROVAL), in Review.
+            ProposedWrite.objects.bulk_create(
+                ProposedWrite(
+                    space=space,
+                    target="core",
+                    label=("user", "agent")[i % 2],
+                    payload={"op": "save", "action": "add", "text": f"Entry {i}.", "old_text": ""},
+                    base_version=0,
+                    proposer="api:bench",
+                )
+                for i in range(max(1, n // 100))
+            )
         slots.slot_missing(space.pk)
         return {
             "session": sessions[0].pk,
