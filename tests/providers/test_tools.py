@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 import anyio
@@ -39,10 +40,17 @@ def test_the_manifests_list_the_provider_tools_with_a_prefix(api, notes) -> None
     assert add["description"].startswith("[notes] ")
     assert set(add["parameters"]["properties"]) == {"a", "b"}
     assert {"notes.search", "notes.remember", "notes.fail", "notes.ping"} <= set(tools)
+    # Function-calling APIs allow only [a-zA-Z0-9_-] in a name: there the
+    # provider and the tool are joined with "__", and a call takes either.
     openai = api.get("/api/v1/tools", {"format": "openai"}).json()["tools"]
-    assert "notes.add" in {t["function"]["name"] for t in openai}
+    names = {t["function"]["name"] for t in openai}
+    assert "notes__add" in names and "memory_search" in names
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", n) for n in names), names
     anthropic = api.get("/api/v1/tools", {"format": "anthropic"}).json()["tools"]
-    assert "notes.add" in {t["name"] for t in anthropic}
+    assert "notes__add" in {t["name"] for t in anthropic}
+    called = _post(api, "notes__add", {"a": 1, "b": 2})
+    assert called.status_code == 200 and called.json()["structured_content"] == {"result": 3}
+    assert _post(api, "nobody__add", {}).status_code == 404
 
 
 def test_a_proxied_call_answers_what_the_provider_said(api, notes) -> None:  # type: ignore[no-untyped-def]

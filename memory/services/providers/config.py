@@ -99,8 +99,9 @@ def _one(raw: Any, index: int) -> Provider:
             index, f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(KEYS))})"
         )
     name = raw.get("name")
-    if not isinstance(name, str) or not NAME.match(name):
-        raise _fail(index, f"name must match [a-z0-9_-]{{1,40}}, got {name!r}")
+    # No "__": function-calling manifests join name and tool with it (proxy.py).
+    if not isinstance(name, str) or not NAME.match(name) or "__" in name:
+        raise _fail(index, f"name must match [a-z0-9_-]{{1,40}} without '__', got {name!r}")
     command, url = raw.get("command"), raw.get("url")
     if (command is None) == (url is None):
         raise _fail(index, f"{name}: give exactly one of command (stdio) or url (Streamable HTTP)")

@@ -25,6 +25,9 @@ from memory.services.providers.config import Provider
 log = logging.getLogger(__name__)
 
 SEPARATOR = "."
+# OpenAI's and Anthropic's function names allow only [a-zA-Z0-9_-]: their
+# manifests join provider and tool with this instead, and calls take either.
+FUNCTION_SEPARATOR = "__"
 LISTING_TTL_SECONDS = 60.0
 
 _lock = threading.Lock()
@@ -69,8 +72,19 @@ def full_name(provider: Provider, tool: types.Tool) -> str:
     return f"{provider.name}{SEPARATOR}{tool.name}"
 
 
+def canonical(name: str) -> str:
+    """`<provider>.<tool>` for a name in either spelling (`<provider>__<tool>`
+    as a function-calling manifest lists it); any other name unchanged."""
+    if SEPARATOR in name:
+        return name
+    provider_name, sep, tool_name = name.partition(FUNCTION_SEPARATOR)
+    if sep and tool_name and providers.named(provider_name) is not None:
+        return f"{provider_name}{SEPARATOR}{tool_name}"
+    return name
+
+
 def is_proxied(name: str) -> bool:
-    return SEPARATOR in name
+    return SEPARATOR in canonical(name)
 
 
 def _hints(tool: types.Tool) -> tuple[bool, bool]:
@@ -88,17 +102,22 @@ def manifest(space_name: str, fmt: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for provider, tool in tools(space_name):
         name = full_name(provider, tool)
+        function = f"{provider.name}{FUNCTION_SEPARATOR}{tool.name}"
         description = f"[{provider.name}] {tool.description or tool.title or tool.name}"
         schema = tool.input_schema or {"type": "object", "properties": {}}
         if fmt == "openai":
             out.append(
                 {
                     "type": "function",
-                    "function": {"name": name, "description": description, "parameters": schema},
+                    "function": {
+                        "name": function,
+                        "description": description,
+                        "parameters": schema,
+                    },
                 }
             )
         elif fmt == "anthropic":
-            out.append({"name": name, "description": description, "input_schema": schema})
+            out.append({"name": function, "description": description, "input_schema": schema})
         else:
             read_only, destructive = _hints(tool)
             out.append(
@@ -129,6 +148,7 @@ def mcp_tools(space_name: str) -> list[types.Tool]:
 
 def input_schema(name: str) -> dict[str, Any] | None:
     """A proxied tool's input schema from the last listing (None: unknown)."""
+    name = canonical(name)
     provider_name, _, tool_name = name.partition(SEPARATOR)
     with _lock:
         known = _listed.get(provider_name)
@@ -141,6 +161,7 @@ def input_schema(name: str) -> dict[str, Any] | None:
 def resolve(space_name: str, name: str) -> tuple[Provider, str]:
     """The provider and its tool for `<provider>.<tool>`, if the space may
     use it; NotFound otherwise (the same answer as for any unknown tool)."""
+    name = canonical(name)
     provider_name, _, tool_name = name.partition(SEPARATOR)
     provider = providers.named(provider_name)
     if provider is None or not provider.tools or not provider.allows(space_name) or not tool_name:
