@@ -73,7 +73,8 @@ def _latest_values(space_id: int, subject: str, predicate: str, limit: int) -> l
         "AND status = %s AND expired_at IS NULL AND screen_status = %s "
         "ORDER BY created_at DESC LIMIT %s"
     )
-    params = [space_id, predicate, *names, MemoryItem.Status.ACTIVE, MemoryItem.Screen.OK, limit]
+    params: list[int | str] = [space_id, predicate, *names]
+    params += [str(MemoryItem.Status.ACTIVE), str(MemoryItem.Screen.OK), limit]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [row[0] for row in cursor.fetchall()]
