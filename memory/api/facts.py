@@ -95,6 +95,20 @@ def _propose(space: Space, actor: str, fields: dict[str, Any]) -> Status:
     plan = save_fact(space=space, source="api", actor=actor, dry_run=True, judge=True, **fields)
     if plan.action == "DROP":
         raise Invalid("text: carries too little information to store as a fact")
+    if plan.action == "NOOP":
+        # It repeats what is stored: nothing for a person to approve.
+        return {
+            "id": None,
+            "action": "NOOP",
+            "superseded": [],
+            "disposition": "NOOP",
+            "status": "",
+            "quarantined": False,
+            "reasons": [],
+            "changed": False,
+            "reason": plan.reason,
+            "space": space.name,
+        }
     proposal = approval.propose_fact(space=space, proposer=actor, source="api", **fields)
     return Status(
         202,

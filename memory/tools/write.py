@@ -76,7 +76,21 @@ def _held() -> bool:
 
 def _fact(ctx: ToolContext, *, dry_run: bool, **fields: Any) -> dict[str, Any]:
     if _held() and not dry_run:
-        # ENGRAM_WRITE_APPROVAL=all: held for a person, nothing written.
+        # ENGRAM_WRITE_APPROVAL=all: held for a person, nothing written;
+        # unless it repeats what is stored, which leaves nothing to approve.
+        planned = {k: v for k, v in fields.items() if k != "replaces"}
+        plan = facts.save_fact(
+            space=ctx.space, source="tool", actor=ctx.actor, dry_run=True, judge=False, **planned
+        )
+        if plan.action == "NOOP":
+            return {
+                "id": None,
+                "action": "NOOP",
+                "superseded": [],
+                "reason": plan.reason,
+                "quarantined": False,
+                "reasons": [],
+            }
         proposal = approval.propose_fact(
             space=ctx.space, proposer=ctx.actor, source="tool", **fields
         )

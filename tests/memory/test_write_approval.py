@@ -227,6 +227,24 @@ def test_all_gates_the_fact_api(api, space, gate):
     assert AuditEvent.objects.filter(space=space, action="add", target_id=str(item.pk)).exists()
 
 
+def test_a_repeat_of_a_stored_fact_is_not_queued(api, space, gate):
+    first = {
+        "text": "Anna lives in Porto.",
+        "subject": "Anna",
+        "predicate": "lives_in",
+        "object": "Porto",
+    }
+    assert api.post("/api/v1/memory/facts", first, content_type=JSON).status_code == 200
+    gate("all")
+    again = api.post("/api/v1/memory/facts", first, content_type=JSON)
+    assert again.status_code == 200, again.content
+    assert again.json()["action"] == "NOOP" and again.json()["changed"] is False
+    tool = api.post("/api/v1/tools/remember_fact", first, content_type=JSON)
+    assert tool.status_code == 200 and tool.json()["action"] == "NOOP", tool.content
+    assert not ProposedWrite.objects.exists()
+    assert MemoryItem.objects.filter(space=space).count() == 1
+
+
 def test_all_gates_the_fact_tools_and_a_dry_run_still_plans(api, space, gate):
     gate("all")
     for name, args in [
