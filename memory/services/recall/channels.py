@@ -5,9 +5,11 @@ calls an LLM."""
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db.models import Q
+from django.utils import timezone
 
 from memory import embeddings
 from memory.models import Entity, MemoryItem, Relation, Space
@@ -62,6 +64,23 @@ CANDIDATE_MIN_DOCS = 50
 # A "when" question: turns that place something in time count this much more
 # (LoCoMo 1-5: temporal R@5 0.816->0.829).
 WHEN_BOOST = 0.6
+# A query naming a stretch of time ("in May 2023", "last week") also takes the
+# turns said in it as candidates, even those sharing no word with the query:
+# "what did Anna do in January?" is answered by a turn saying "I finished my
+# screenplay last Friday". Such a turn starts at this share of the best word
+# match (so any real match still ranks above it), times DATED_TIME when it
+# places something in time itself; the speaker boost, neighbour context and
+# the date boost at materialisation then apply as to any turn. The window
+# runs DATED_AFTER_DAYS past its end, because a turn tells of the days just
+# before it ("last Friday"). LoCoMo R@5/R@10/All@10, 1-5: 0.700/0.764/0.707
+# -> 0.702/0.769/0.712; 6-10 (not tuned on): 0.659/0.742/0.678 ->
+# 0.666/0.751/0.687.
+DATED_SHARE = 0.1
+DATED_TIME = 1.5
+DATED_AFTER_DAYS = 7
+DATED_LIMIT = 120
+# "in June" names no year: the Junes of this many years back are looked in.
+DATED_YEARS = 10
 
 
 def vector_weight() -> float:
@@ -183,7 +202,8 @@ def bm25_turns(*, space: Space, query: str, limit: int, when: TimeView | None) -
     wanted = {h.id for h in hits} | {
         h.id + d for h in hits[:NEIGHBOUR_HITS] for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1)
     }
-    rows = recall_rows.turn_texts(space_id, wanted, when=when)
+    dated = _dated_turns(space_id, query, when) if DATED_SHARE > 0 else []
+    rows = recall_rows.turn_texts(space_id, wanted | set(dated), when=when)
     named = set(norm(query).split())
     asks_when = WHEN_BOOST > 0 and dates.asks_when(query)
     if stats is not None:
@@ -197,6 +217,12 @@ def bm25_turns(*, space: Space, query: str, limit: int, when: TimeView | None) -
         }
     else:
         base = {h.id: h.score for h in hits if h.id in rows}
+    if dated:
+        floor = DATED_SHARE * (max(base.values(), default=0.0) or 1.0)
+        for tid in dated:
+            if tid in rows and base.get(tid, 0.0) < floor:
+                placed = DATED_TIME if dates.mentions_time(rows[tid].text) else 1.0
+                base[tid] = max(base.get(tid, 0.0), floor * placed)
     scores: dict[int, float] = {}
     speakers = {tid: norm(row.speaker) for tid, row in rows.items()}
     for tid, row in rows.items():
@@ -227,6 +253,30 @@ def bm25_turns(*, space: Space, query: str, limit: int, when: TimeView | None) -
         TURN_TYPES,
         {("turn", i): scores[i] for i in order},
     )
+
+
+def _dated_turns(space_id: int, query: str, when: TimeView | None) -> list[int]:
+    """The turns said in the stretches of time the query names (see
+    DATED_SHARE), none when it names none."""
+    found = dates.windows(query, now=(when or TimeView()).instant(timezone.now()))
+    if not found:
+        return []
+    after = timedelta(days=DATED_AFTER_DAYS)
+    ranges: list[tuple[datetime, datetime]] = []
+    first: datetime | None = None
+    for w in found:
+        if w.month is None:
+            ranges.append((w.start, w.end + after))
+            continue
+        # A month of any year: the latest first, back to the space's first turn.
+        first = first or recall_rows.first_turn_time(space_id)
+        for back in range(DATED_YEARS):
+            start = w.start.replace(year=w.start.year - back)
+            end = w.end.replace(year=w.end.year - back) + after
+            if first is None or end <= first:
+                break
+            ranges.append((start, end))
+    return recall_rows.turns_between(space_id, ranges, when=when, limit=DATED_LIMIT)
 
 
 def _distinctive(query: str, stats: termstats.Stats) -> str:

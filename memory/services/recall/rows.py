@@ -147,6 +147,45 @@ def turn_texts(
     }
 
 
+def turns_between(
+    space_id: int,
+    ranges: list[tuple[datetime, datetime]],
+    *,
+    when: TimeView | None,
+    limit: int,
+) -> list[int]:
+    """Ids of the turns recall may show whose time falls in one of `ranges`
+    (start inclusive, end exclusive), earliest first within each range, at
+    most `limit` in all. One query per range: each walks the (space, ts)
+    index and stops at its limit, where one query OR-ing the ranges sorted
+    every matching row first (25 ms for a month at 100k turns, against 0.2)."""
+    where, params = _turn_filters(space_id, when)
+    sql = (
+        f"SELECT t.id FROM {Turn._meta.db_table} t WHERE {' AND '.join(where)} "
+        "AND t.ts >= %s AND t.ts < %s ORDER BY t.ts, t.id LIMIT %s"
+    )
+    found: list[int] = []
+    for start, end in ranges:
+        if len(found) >= limit:
+            break
+        # Bound as the column stores them (SQLite keeps naive UTC text, which
+        # an aware datetime's text would not compare with correctly).
+        bounds = [connection.ops.adapt_datetimefield_value(v) for v in (start, end)]
+        found += [pk for (pk,) in _fetch(sql, [*params, *bounds, limit - len(found)])]
+    return found
+
+
+def first_turn_time(space_id: int) -> datetime | None:
+    """When the space's earliest turn was said (None without turns)."""
+    rows = _fetch(
+        f"SELECT MIN(t.ts) FROM {Turn._meta.db_table} t WHERE t.space_id = %s", [space_id]
+    )
+    value = rows[0][0] if rows else None
+    if isinstance(value, str):  # SQLite hands back an aggregate's text as it is stored
+        value = datetime.fromisoformat(value)
+    return _time(value)
+
+
 def turn_texts_after(
     space_id: int, after: int, *, page: int = 2000
 ) -> Iterator[tuple[int, str, str]]:
