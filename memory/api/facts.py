@@ -88,7 +88,7 @@ def _parse_when(value: str) -> datetime:
     return parsed
 
 
-def _propose(space: Space, actor: str, fields: dict[str, Any]) -> Status:
+def _propose(space: Space, actor: str, fields: dict[str, Any]) -> Status | dict[str, Any]:
     """ENGRAM_WRITE_APPROVAL=all: the fact is held for a person. The answer
     gives the plan approving would carry out now (a dry run), so the contract
     fields keep their meaning; a text too vague to store is refused now."""
