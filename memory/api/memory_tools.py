@@ -133,6 +133,9 @@ class MemoryForgetOut(Schema):
     verification: ForgetVerificationOut | None = Field(
         default=None, description="Only for hard forgets and wipes."
     )
+    # ENGRAM_WRITE_APPROVAL=all: held for a person (202), nothing forgotten yet.
+    status: str | None = None
+    proposal_id: str | None = None
 
 
 class MemorySearchIn(Schema):
@@ -300,6 +303,21 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> Any:
             needle = payload.old_text or payload.text
             if not needle.strip():
                 raise Invalid("old_text: say which fact to remove")
+            if approval.gates_facts():
+                removal = approval.propose_forget(
+                    space=space, proposer=_actor(request), query=needle
+                )
+                return Status(
+                    202,
+                    proposed(
+                        removal,
+                        ok=True,
+                        block="auto",
+                        usage=0.0,
+                        message=PROPOSED_MESSAGE % removal.pk,
+                        changed=False,
+                    ),
+                )
             count = forget.forget(space=space, query=needle, actor=_actor(request))
             return {
                 "ok": count > 0,
@@ -388,9 +406,11 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> Any:
     }
 
 
-@router.post("/memory/forget", response=MemoryForgetOut, exclude_none=True)
+@router.post(
+    "/memory/forget", response={200: MemoryForgetOut, 202: MemoryForgetOut}, exclude_none=True
+)
 @raises(404)
-def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, Any]:
+def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> Any:
     # An item id of the linked user space is forgotten (and audited) there;
     # any other space's id is not found, as a missing one.
     space = (
@@ -398,6 +418,17 @@ def memory_forget(request: SpaceRequest, payload: MemoryForgetIn) -> dict[str, A
         if payload.item_id is not None
         else _space(request)
     )
+    if approval.gates_facts():
+        held = approval.propose_forget(
+            space=space,
+            proposer=_actor(request),
+            item_id=payload.item_id,
+            query=payload.query,
+            everything=payload.everything,
+            confirm=payload.confirm,
+            hard=payload.hard,
+        )
+        return Status(202, {"forgotten": 0, "status": "proposed", "proposal_id": str(held.pk)})
     done = forget.forget_with_report(
         space=space,
         item_id=payload.item_id,

@@ -36,7 +36,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from memory import screening
-from memory.errors import Conflict, Invalid
+from memory.errors import Conflict, Invalid, NotFound
 from memory.models import CoreBlock, MemoryItem, ProposedWrite, Space
 from memory.services import audit, core, curation
 
@@ -205,6 +205,45 @@ def propose_fact(
         payload=payload,
         proposer=proposer,
         screen_reasons=result.reasons if result.flagged else [],
+    )
+
+
+def propose_forget(
+    *,
+    space: Space,
+    proposer: str,
+    item_id: int | str | None = None,
+    query: str | None = None,
+    everything: bool = False,
+    confirm: str | None = None,
+    hard: bool = False,
+) -> ProposedWrite:
+    """A forget (memory_forget, POST /memory/forget, memory_save remove) as
+    a proposal under ENGRAM_WRITE_APPROVAL=all: checked as the forget
+    checks it (one of id, query or everything; the id found; a wipe's typed
+    space name), nothing forgotten until approved. The query is kept
+    redacted, as the texts it is matched against are."""
+    chosen = sum([item_id is not None, bool(query and query.strip()), everything])
+    if chosen != 1:
+        raise Invalid("give exactly one of item_id, query or everything")
+    if everything and confirm != space.name:
+        raise Invalid("confirm: type the space name exactly to wipe all of its memory")
+    pk = None
+    if item_id is not None:
+        raw = str(item_id).strip()
+        found = raw.isdigit() and MemoryItem.objects.filter(space=space, pk=int(raw)).exists()
+        if not found:
+            raise NotFound(f"item {item_id} not found")
+        pk = int(raw)
+    payload = {
+        "op": "forget",
+        "item_id": pk,
+        "query": screening.redact(query.strip()) if query and query.strip() else None,
+        "everything": everything,
+        "hard": hard,
+    }
+    return _proposed(
+        space=space, target=ProposedWrite.Target.FACT, payload=payload, proposer=proposer
     )
 
 
@@ -378,11 +417,35 @@ def _apply_correction(proposal: ProposedWrite) -> dict[str, Any]:
     return {"id": new.pk, "action": "UPDATE", "superseded": [old.pk]}
 
 
+def _apply_forget(proposal: ProposedWrite) -> dict[str, Any]:
+    from memory.services import forget
+
+    payload, space = proposal.payload, proposal.space
+    everything = bool(payload.get("everything"))
+    done = forget.forget_with_report(
+        space=space,
+        item_id=payload.get("item_id"),
+        query=payload.get("query"),
+        everything=everything,
+        confirm=space.name if everything else None,  # typed when it was proposed
+        hard=bool(payload.get("hard")),
+        actor=proposal.proposer,
+    )
+    return {"action": "FORGET", "forgotten": done.count, "verified": _verified(done)}
+
+
+def _verified(done: Any) -> bool | None:
+    report = done.verification
+    return None if report is None else bool(report.get("verified"))
+
+
 def _apply_fact(proposal: ProposedWrite) -> dict[str, Any]:
     from memory.services import facts
 
     if proposal.payload.get("op") == "correct":
         return _apply_correction(proposal)
+    if proposal.payload.get("op") == "forget":
+        return _apply_forget(proposal)
     fields = dict(proposal.payload)
     fields.pop("op", None)
     replaces = fields.pop("replaces", None)

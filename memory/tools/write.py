@@ -221,6 +221,15 @@ def memory_save(ctx: ToolContext, args: SaveIn) -> dict[str, Any]:
                 "superseded": [str(i.pk) for i in found],
                 "dry_run": True,
             }
+        if _held():
+            held = approval.propose_forget(space=ctx.space, proposer=ctx.actor, query=needle)
+            return {
+                "ok": True,
+                "block": "auto",
+                "message": PROPOSED.format(id=held.pk),
+                "status": "proposed",
+                "proposal_id": str(held.pk),
+            }
         count = forget.forget(space=ctx.space, query=needle, actor=ctx.actor)
         return {
             "ok": count > 0,
@@ -457,6 +466,9 @@ class ForgetOut(ToolResult):
     forgotten: int
     ids: list[str] = Field(default_factory=list)
     dry_run: bool = False
+    # ENGRAM_WRITE_APPROVAL=all: "proposed", held for a person, nothing forgotten yet.
+    status: str | None = None
+    proposal_id: str | None = None
     verification: dict[str, Any] | None = Field(
         default=None,
         description="Hard forgets and wipes: every place searched afterwards and what was found.",
@@ -493,6 +505,17 @@ def memory_forget(ctx: ToolContext, args: ForgetIn) -> dict[str, Any]:
         return {"forgotten": len(found), "ids": [str(i.pk) for i in found], "dry_run": True}
     if args.item_id is not None:
         item_or_404(ctx.space, args.item_id)
+    if _held():
+        held = approval.propose_forget(
+            space=ctx.space,
+            proposer=ctx.actor,
+            item_id=args.item_id,
+            query=args.query,
+            everything=args.everything,
+            confirm=args.confirm,
+            hard=args.hard,
+        )
+        return {"forgotten": 0, "status": "proposed", "proposal_id": str(held.pk)}
     done = forget.forget_with_report(
         space=ctx.space,
         item_id=args.item_id,

@@ -245,6 +245,48 @@ def test_a_repeat_of_a_stored_fact_is_not_queued(api, space, gate):
     assert MemoryItem.objects.filter(space=space).count() == 1
 
 
+def test_all_holds_forgets_until_a_person_approves(api, space, gate, staff):
+    kept = save_fact(space=space, text="Anna lives in Porto.", subject="Anna").item
+    other = save_fact(space=space, text="The user owns a red kayak.").item
+    assert kept is not None and other is not None
+    gate("all")
+    by_id = api.post("/api/v1/tools/memory_forget", {"item_id": str(kept.pk)}, content_type=JSON)
+    assert by_id.status_code == 200 and by_id.json()["status"] == "proposed", by_id.content
+    by_query = api.post("/api/v1/memory/forget", {"query": "red kayak"}, content_type=JSON)
+    assert by_query.status_code == 202 and by_query.json()["forgotten"] == 0, by_query.content
+    removal = api.post(
+        "/api/v1/memory/save",
+        {"block": "auto", "action": "remove", "text": "red kayak"},
+        content_type=JSON,
+    )
+    assert removal.status_code == 202 and removal.json()["status"] == "proposed"
+    # Checked when proposed, as the forget checks it.
+    assert (
+        api.post("/api/v1/memory/forget", {"item_id": "999999"}, content_type=JSON).status_code
+        == 404
+    )
+    assert api.post(
+        "/api/v1/memory/forget", {"everything": True}, content_type=JSON
+    ).status_code in (400, 422)
+    kept.refresh_from_db()
+    other.refresh_from_db()
+    assert kept.is_live and other.is_live  # nothing forgotten yet
+    page = staff.get(f"/review/?space={space.name}").content.decode()
+    assert (
+        f"Forgets fact #{kept.pk}." in page and "Forgets the facts containing every word of" in page
+    )
+    first = ProposedWrite.objects.get(pk=int(by_id.json()["proposal_id"]))
+    decided = _decide(api, "proposal", first.pk, "approve")
+    assert decided.status_code == 200, decided.content
+    kept.refresh_from_db()
+    assert not kept.is_live and kept.status == MemoryItem.Status.FORGOTTEN
+    assert decided.json()["result"]["applied"]["forgotten"] == 1
+    rejected = _decide(api, "proposal", by_query.json()["proposal_id"], "reject")
+    assert rejected.status_code == 200
+    other.refresh_from_db()
+    assert other.is_live
+
+
 def test_all_gates_the_fact_tools_and_a_dry_run_still_plans(api, space, gate):
     gate("all")
     for name, args in [

@@ -79,7 +79,14 @@ def test_forget_by_id_and_query_with_a_dry_run(ok, call):
     a = ok("memory_save", text="The user's locker code is kept at the gym.")["id"]
     ok("memory_save", text="The user plays chess on Sundays.")
     plan = ok("memory_forget", query="locker gym", dry_run=True)
-    assert plan == {"forgotten": 1, "ids": [a], "dry_run": True, "verification": None}
+    assert plan == {
+        "forgotten": 1,
+        "ids": [a],
+        "dry_run": True,
+        "verification": None,
+        "status": None,
+        "proposal_id": None,
+    }
     assert MemoryItem.objects.get(pk=a).status == "active"
     assert ok("memory_forget", item_id=a)["forgotten"] == 1
     assert MemoryItem.objects.get(pk=a).status == "forgotten"
