@@ -51,7 +51,7 @@ LOG_CLASSES: dict[str, tuple[str, ...]] = {
     "forgetting": ("forget", "restore", "delete", "wipe", "archive", "drop"),
     "core": ("edit", "remove", "refuse"),
     "consolidation": ("consolidate",),
-    "review": ("assess", "report", "review"),
+    "review": ("assess", "report", "review", "propose", "proposal_approve", "proposal_reject"),
     "security": ("quarantine", "release", "host_access"),
     "admin": ("admin_add", "admin_edit", "admin_delete"),
 }

@@ -22,6 +22,8 @@ def _target(e: AuditEvent) -> str:
         return _("turn %(id)s") % {"id": e.target_id}
     if e.target_type == "space":
         return _("the space")
+    if e.target_type == "proposal":
+        return _("proposal %(id)s") % {"id": e.target_id}
     return f"{e.target_type} {e.target_id}".strip()
 
 
@@ -125,6 +127,12 @@ def _review(e: AuditEvent, d: dict[str, Any]) -> str:
         return _("Judged the usefulness of search answers (%(target)s)") % {"target": _target(e)}
     if e.action == "report":
         return _("Reported how %(target)s worked") % {"target": _target(e)}
+    if e.action == "propose":
+        return _("Proposed a write for a person to approve (%(target)s)") % {"target": _target(e)}
+    if e.action == "proposal_approve":
+        return _("Approved and applied %(target)s") % {"target": _target(e)}
+    if e.action == "proposal_reject":
+        return _("Rejected %(target)s; nothing was written") % {"target": _target(e)}
     return _("Reviewed %(target)s") % {"target": _target(e)}
 
 

@@ -257,3 +257,19 @@ def test_unknown_actions_fall_back_to_key_value_pairs(space):
     )
     text, rest = sentence(event)
     assert "mystery" in text and rest == "a: 1; b: 2, 3"
+
+
+def test_proposed_writes_read_as_sentences(space):
+    from memory.dashboard.log_sentences import sentence
+
+    told = {
+        action: sentence(
+            AuditEvent(space=space, action=action, target_type="proposal", target_id="7")
+        )[0]
+        for action in ("propose", "proposal_approve", "proposal_reject")
+    }
+    assert told == {
+        "propose": "Proposed a write for a person to approve (proposal 7)",
+        "proposal_approve": "Approved and applied proposal 7",
+        "proposal_reject": "Rejected proposal 7; nothing was written",
+    }
