@@ -261,6 +261,22 @@ def proposed(proposal: ProposedWrite, **fields: Any) -> dict[str, Any]:
     }
 
 
+def _held_save(proposal: ProposedWrite) -> Status:
+    """POST /memory/save's answer for a long-term write (a fact, a removal)
+    held for a person's approval."""
+    return Status(
+        202,
+        proposed(
+            proposal,
+            ok=True,
+            block="auto",
+            usage=0.0,
+            message=PROPOSED_MESSAGE % proposal.pk,
+            changed=False,
+        ),
+    )
+
+
 def _propose_fact(*, space: Space, actor: str, **fields: Any) -> ProposedWrite:
     return approval.propose_fact(space=space, proposer=actor, source="api", **fields)
 
@@ -307,17 +323,7 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> Any:
                 removal = approval.propose_forget(
                     space=space, proposer=_actor(request), query=needle
                 )
-                return Status(
-                    202,
-                    proposed(
-                        removal,
-                        ok=True,
-                        block="auto",
-                        usage=0.0,
-                        message=PROPOSED_MESSAGE % removal.pk,
-                        changed=False,
-                    ),
-                )
+                return _held_save(removal)
             count = forget.forget(space=space, query=needle, actor=_actor(request))
             return {
                 "ok": count > 0,
@@ -330,17 +336,7 @@ def memory_save(request: SpaceRequest, payload: MemorySaveIn) -> Any:
             raise Invalid("text: required for add and replace")
         if approval.gates_facts():
             proposal = _propose_fact(space=space, actor=_actor(request), text=payload.text)
-            return Status(
-                202,
-                proposed(
-                    proposal,
-                    ok=True,
-                    block="auto",
-                    usage=0.0,
-                    message=PROPOSED_MESSAGE % proposal.pk,
-                    changed=False,
-                ),
-            )
+            return _held_save(proposal)
         saved = save_fact(space=space, source="api", text=payload.text)
         return {
             "ok": True,
