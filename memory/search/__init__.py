@@ -49,6 +49,7 @@ def search(
     live_only: bool = True,
     when: TimeView | None = None,
     doc_frequency: Callable[[str], int] | None = None,
+    budget: int | None = None,
 ) -> list[Hit]:
     """Rank rows of `target` in one space against `query`, best first.
 
@@ -57,13 +58,16 @@ def search(
     rows' columns (memory.timeview; a known_at read finishes the job on the
     rows it loads, from their revisions).
     `doc_frequency` gives a term's row count from the caller's own
-    statistics, sparing the index one count query per term."""
+    statistics, sparing the index one count query per term.
+    `budget` lowers MATCH_BUDGET and SCAN_CAP for this call (a linked
+    space's lighter search; recall.channels.Budget)."""
+    budget = MATCH_BUDGET if budget is None else min(budget, MATCH_BUDGET)
     terms = query_terms(query)
     if not terms or limit <= 0:
         return []
     backend = _backend()
     if len(terms) > 1:
-        terms = _prune(backend, target, space_id, terms, doc_frequency)
+        terms = _prune(backend, target, space_id, terms, doc_frequency, budget)
     return backend.search(
         target,
         space_id=space_id,
@@ -71,7 +75,7 @@ def search(
         limit=limit,
         live_only=live_only,
         when=when,
-        scan_cap=SCAN_CAP,
+        scan_cap=min(SCAN_CAP, budget),
     )
 
 
@@ -145,9 +149,10 @@ def _doc_frequency(backend, target: Target, space_id: int, term: str) -> int:  #
     )
 
 
-def _space_is_small(target: Target, space_id: int) -> bool:
-    """A space with no more rows than MATCH_BUDGET can never match more, so it
-    needs no per-term counts at all (every conversation-sized space)."""
+def _space_rows(target: Target, space_id: int) -> int:
+    """The space's rows, counted up to MATCH_BUDGET + 1: a space with no more
+    rows than the budget can never match more, so it needs no per-term counts
+    at all (every conversation-sized space)."""
     from memory.models import DocumentChunk, MemoryItem, SessionSummary, Turn
 
     model = {
@@ -156,28 +161,32 @@ def _space_is_small(target: Target, space_id: int) -> bool:
         "summary": SessionSummary,
         "chunk": DocumentChunk,
     }[target]
-    rows = _cached_count(
+    return _cached_count(
         _cache_key(target, space_id, ""),
         lambda: model.objects.filter(space_id=space_id)[: MATCH_BUDGET + 1].count(),  # type: ignore[attr-defined]
     )
-    return rows <= MATCH_BUDGET
 
 
 def _prune(  # type: ignore[no-untyped-def]
-    backend, target: Target, space_id: int, terms: list[str], known: Callable[[str], int] | None
+    backend,
+    target: Target,
+    space_id: int,
+    terms: list[str],
+    known: Callable[[str], int] | None,
+    budget: int,
 ) -> list[str]:
-    if _space_is_small(target, space_id):
+    if _space_rows(target, space_id) <= budget:
         return terms
     if known is not None:
         counts = {t: known(t) for t in terms}
     else:
         counts = {t: _doc_frequency(backend, target, space_id, t) for t in terms}
-    if sum(counts.values()) <= MATCH_BUDGET:
+    if sum(counts.values()) <= budget:
         return terms
     kept: list[str] = []
     total = 0
     for term in sorted(terms, key=lambda t: (counts[t], terms.index(t))):
-        if kept and total + counts[term] > MATCH_BUDGET:
+        if kept and total + counts[term] > budget:
             continue
         kept.append(term)
         total += counts[term]

@@ -207,7 +207,52 @@ class Command(BaseCommand):
             f"linked pair ({opts['items']}+{opts['turns']} and {items}+{turns}, "
             f"k={opts['k']}): {_percentiles(linked)}"
         )
+        self._linked_quality(pair, rng, k=opts["k"])
         self.stdout.write(f"load average: {_loadavg()}")
+
+    def _linked_quality(self, pair: tuple[Space, Space], rng: random.Random, *, k: int) -> None:
+        """What the linked space's lighter search (recall.channels.LINKED)
+        gives up: queries drawn from the user space's own facts and turns,
+        and how often the pair's top k holds the row each was drawn from,
+        searched with the light budget and with the full one."""
+        from memory.services.recall import channels
+
+        user = pair[1]
+        drawn = [
+            ("item", pk, text)
+            for pk, text in MemoryItem.objects.filter(space=user)
+            .order_by("id")
+            .values_list("id", "text")[::37]
+        ] + [
+            ("turn", pk, text)
+            for pk, text in Turn.objects.filter(space=user)
+            .order_by("id")
+            .values_list("id", "text")[::37]
+        ]
+        queries = []
+        for kind, pk, text in drawn:
+            words = text.split()
+            picked = rng.sample(words, min(len(words), rng.randint(2, 5)))
+            queries.append((kind, str(pk), "what about " + " ".join(picked) + "?"))
+        light = channels.LINKED
+        found = {}
+        try:
+            for name, budget in (("light", light), ("full", channels.FULL)):
+                channels.LINKED = budget
+                found[name] = sum(
+                    any(
+                        r.type == kind and r.id == pk
+                        for r in recall(spaces=pair, query=q, k=k).results
+                    )
+                    for kind, pk, q in queries
+                ) / max(1, len(queries))
+        finally:
+            channels.LINKED = light
+        self.stdout.write(
+            f"linked space's row found in the pair's top {k} ({len(queries)} queries drawn "
+            f"from it): {found['light']:.3f} as searched ({light.match} rows ranked, "
+            f"{light.turns} turns re-scored), {found['full']:.3f} if searched in full"
+        )
 
     def _complete(self, space: Space, items: int, turns: int) -> bool:
         return (

@@ -154,11 +154,16 @@ def recall(
         if alternatives is None:
             degraded.append("rewrite")
         for n, alternative in enumerate(alternatives or [], start=1):
-            for s, rankings in zip(readable, per_space, strict=True):
+            for i, (s, rankings) in enumerate(zip(readable, per_space, strict=True)):
                 rankings += [
                     replace(r, channel=f"{r.channel}~{n}", weight=r.weight * rewrite_queries.WEIGHT)
                     for r in _keyword_rankings(
-                        space=s, query=alternative, pool=pool, when=when, wanted=wanted
+                        space=s,
+                        query=alternative,
+                        pool=pool,
+                        when=when,
+                        wanted=wanted,
+                        budget=_budget(i),
                     )
                 ]
     if embeddings.enabled():
@@ -257,24 +262,44 @@ def _per_space(
     (the candidate counts, not the store's size, set the work), and SQLite
     runs them without holding the interpreter."""
     search = functools.partial(_keyword_rankings, query=query, pool=pool, when=when, wanted=wanted)
-    beside = [_helpers.try_submit(functools.partial(search, space=s)) for s in readable[1:]]
-    own = search(space=readable[0])
+    beside = [
+        _helpers.try_submit(functools.partial(search, space=s, budget=_budget(i)))
+        for i, s in enumerate(readable[1:], start=1)
+    ]
+    own = search(space=readable[0], budget=_budget(0))
     rest = [
-        f.result() if f is not None else search(space=s)
-        for s, f in zip(readable[1:], beside, strict=True)
+        f.result() if f is not None else search(space=s, budget=_budget(i))
+        for i, (s, f) in enumerate(zip(readable[1:], beside, strict=True), start=1)
     ]
     return [own, *rest]
 
 
+def _budget(position: int) -> channels.Budget:
+    """The key's own space is searched in full, a linked one lighter."""
+    return channels.FULL if position == 0 else channels.LINKED
+
+
 def _keyword_rankings(
-    *, space: Space, query: str, pool: int, when: TimeView, wanted: set[str]
+    *,
+    space: Space,
+    query: str,
+    pool: int,
+    when: TimeView,
+    wanted: set[str],
+    budget: channels.Budget,
 ) -> list[Ranking]:
     facts = functools.partial(
-        _fact_rankings, space=space, query=query, pool=pool, when=when, wanted=wanted
+        _fact_rankings,
+        space=space,
+        query=query,
+        pool=pool,
+        when=when,
+        wanted=wanted,
+        budget=budget,
     )
     beside = _helpers.try_submit(facts)
     turns = (
-        [channels.bm25_turns(space=space, query=query, limit=pool, when=when)]
+        [channels.bm25_turns(space=space, query=query, limit=pool, when=when, budget=budget)]
         if "turn" in wanted
         else []
     )
@@ -282,12 +307,20 @@ def _keyword_rankings(
 
 
 def _fact_rankings(
-    *, space: Space, query: str, pool: int, when: TimeView, wanted: set[str]
+    *,
+    space: Space,
+    query: str,
+    pool: int,
+    when: TimeView,
+    wanted: set[str],
+    budget: channels.Budget,
 ) -> list[Ranking]:
     """The channels over facts, summaries and skills, for a helper thread."""
     rankings: list[Ranking] = []
     if wanted & ITEM_RESULT_TYPES:
-        rankings.append(channels.bm25_items(space=space, query=query, limit=pool, when=when))
+        rankings.append(
+            channels.bm25_items(space=space, query=query, limit=pool, when=when, budget=budget)
+        )
         rankings.append(channels.graph(space=space, query=query, limit=pool, when=when))
     if "summary" in wanted:
         rankings.append(

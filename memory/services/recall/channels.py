@@ -5,6 +5,7 @@ calls an LLM."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -13,8 +14,8 @@ from django.utils import timezone
 
 from memory import embeddings
 from memory.models import Entity, MemoryItem, Relation, Space
-from memory.search import query_terms, search
-from memory.services.graph import entities_in_text
+from memory.search import MATCH_BUDGET, query_terms, search
+from memory.services.graph import entity_ids_in_text
 from memory.services.recall import dates, termstats
 from memory.services.recall import rows as recall_rows
 from memory.services.recall.fusion import Key, Ranking
@@ -83,11 +84,36 @@ DATED_LIMIT = 120
 DATED_YEARS = 10
 
 
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How much candidate work a space's keyword channels do: the index
+    rows ranked (memory.search MATCH_BUDGET and SCAN_CAP) and the turns
+    re-scored (TURN_CANDIDATES, NEIGHBOUR_HITS)."""
+
+    match: int = MATCH_BUDGET
+    turns: int = TURN_CANDIDATES
+    neighbours: int = NEIGHBOUR_HITS
+
+
+FULL = Budget()
+# A linked space (the user space a project key reads beside its own) is
+# searched with half of it. The work is set by these counts, not by the
+# space's size, so a user space a tenth the size of its project cost as much
+# as the project (recall over the pair took 1.7x one space's time); a pair
+# has two cores' worth of searching and rarely two cores. What it gives up:
+# the newest 1,000 matching rows are ranked instead of 2,000 when a query's
+# words are everywhere, and 40 turns are re-scored instead of 80. Measured
+# with `bench_recall --scopes`: see LINKED's figures in its output.
+LINKED = Budget(match=MATCH_BUDGET // 2, turns=TURN_CANDIDATES // 2, neighbours=NEIGHBOUR_HITS // 2)
+
+
 def vector_weight() -> float:
     return float(settings.ENGRAM.get("RECALL_VECTOR_WEIGHT", WEIGHTS["vector"]))
 
 
-def bm25_items(*, space: Space, query: str, limit: int, when: TimeView | None) -> Ranking:
+def bm25_items(
+    *, space: Space, query: str, limit: int, when: TimeView | None, budget: Budget = FULL
+) -> Ranking:
     hits = search(
         "item",
         space_id=space.pk,
@@ -95,6 +121,7 @@ def bm25_items(*, space: Space, query: str, limit: int, when: TimeView | None) -
         limit=limit,
         when=when,
         doc_frequency=termstats.doc_frequency(termstats.item_stats(space)),
+        budget=budget.match,
     )
     return Ranking(
         "bm25_items",
@@ -176,7 +203,9 @@ def skills(*, space_id: int, query: str, limit: int, when: TimeView | None) -> R
     )
 
 
-def bm25_turns(*, space: Space, query: str, limit: int, when: TimeView | None) -> Ranking:
+def bm25_turns(
+    *, space: Space, query: str, limit: int, when: TimeView | None, budget: Budget = FULL
+) -> Ranking:
     """BM25 over turns, with two turn-level signals folded into the score:
     a turn said by someone the query names counts more (in a multi-party
     transcript "what did Anna say about X" is about Anna's turns, whose text
@@ -189,9 +218,10 @@ def bm25_turns(*, space: Space, query: str, limit: int, when: TimeView | None) -
         "turn",
         space_id=space_id,
         query=_distinctive(query, stats) if stats is not None else query,
-        limit=max(limit, TURN_CANDIDATES),
+        limit=max(limit, budget.turns),
         when=when,
         doc_frequency=termstats.doc_frequency(stats) if stats is not None else None,
+        budget=budget.match,
     )
     if not hits:
         return Ranking("bm25_turns", WEIGHTS["bm25_turns"], [], TURN_TYPES)
@@ -200,7 +230,9 @@ def bm25_turns(*, space: Space, query: str, limit: int, when: TimeView | None) -
     # Context is loaded around the strongest hits only: a weak hit's
     # neighbours inherit too little to rise, and the rows cost time.
     wanted = {h.id for h in hits} | {
-        h.id + d for h in hits[:NEIGHBOUR_HITS] for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1)
+        h.id + d
+        for h in hits[: budget.neighbours]
+        for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1)
     }
     dated = _dated_turns(space_id, query, when) if DATED_SHARE > 0 else []
     rows = recall_rows.turn_texts(space_id, wanted | set(dated), when=when)
@@ -333,7 +365,7 @@ def norm(text: str) -> str:
 
 
 def entities_in_query(*, space: Space, query: str) -> list[int]:
-    return [e.pk for e in entities_in_text(space=space, text=query)]
+    return entity_ids_in_text(space_id=space.pk, text=query)
 
 
 def graph(*, space: Space, query: str, limit: int, when: TimeView | None) -> Ranking:

@@ -226,9 +226,10 @@ def bm25(query: dict[str, float], doc_words: list[str], stats: Stats) -> float:
     """BM25 of one turn for a query given as query_weights()."""
     if not doc_words:
         return 0.0
-    tf = Counter(w for w in doc_words if w in query)
-    if not tf:
+    shared = [w for w in doc_words if w in query]
+    if not shared:
         return 0.0
+    tf = Counter(shared)
     norm = K1 * (1 - B + B * len(doc_words) / stats.avg_length)
     score = sum(query[w] * n * (K1 + 1) / (n + norm) for w, n in tf.items())
     if COVERAGE:
