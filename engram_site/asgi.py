@@ -25,6 +25,7 @@ django_app = WSGIMiddleware(wsgi_app, workers=settings.WEB_THREADS)  # type: ign
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
 from engram_site.middleware import AsgiBodyLimit  # noqa: E402
+from engram_site.serving import KeepAliveLimit  # noqa: E402
 from memory.tools.mcp import BearerGate, http_app  # noqa: E402
 
 limited_django = AsgiBodyLimit(django_app)
@@ -32,7 +33,7 @@ mcp_app = http_app()
 gated_mcp = BearerGate(mcp_app)
 
 
-async def application(scope: Scope, receive: Receive, send: Send) -> None:
+async def _route(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "lifespan":
         await mcp_app(scope, receive, send)
         return
@@ -41,3 +42,7 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
         await gated_mcp({**scope, "path": "/mcp"}, receive, send)
         return
     await limited_django(scope, receive, send)
+
+
+# Outermost: a connection's last answer says so, whichever app gave it.
+application = KeepAliveLimit(_route, requests=settings.KEEPALIVE_REQUESTS)

@@ -202,6 +202,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 # recall (bench_http); 8 leaves room for requests that wait on SQLite's write
 # lock without holding back the reads queued behind them.
 WEB_THREADS = env_int("ENGRAM_WEB_THREADS", 8, minimum=1)
+# A keep-alive connection is closed after this many answers, so a client's
+# connections spread over the worker processes (engram_site/serving.py);
+# 0 keeps them open for good.
+KEEPALIVE_REQUESTS = env_int("ENGRAM_KEEPALIVE_REQUESTS", 50, minimum=0)
 # JSON bodies nested deeper than this answer 400 (engram_site/api.py).
 MAX_JSON_DEPTH = env_int("ENGRAM_MAX_JSON_DEPTH", 32, minimum=4)
 
