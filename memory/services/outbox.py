@@ -28,11 +28,27 @@ def _lease() -> timedelta:
     return timedelta(seconds=settings.ENGRAM["JOB_LEASE_SECONDS"])
 
 
-def enqueue_on_commit(job_ids: list[int]) -> None:
+def enqueue_on_commit(job_ids: list[int], *, stamp_first: bool = True) -> None:
     """Send the pipeline task for these jobs once the surrounding transaction
-    commits, ENGRAM_INGEST_CHUNK job ids per message (a job whose send fails
-    is found by the sweeper)."""
+    commits, ENGRAM_INGEST_CHUNK job ids per message.
+
+    The jobs are stamped sent inside that transaction, for the send that
+    follows its commit. Stamping them after the send took SQLite's write
+    lock a second time for every posted turn, and under load a POST /turns
+    spent as long waiting for that second turn at the lock as for the first.
+    A send that fails (the broker is down) leaves the jobs to the sweeper,
+    which re-sends pending jobs sent longer ago than
+    ENGRAM_SWEEP_UNSENT_AFTER_SECONDS: a lost message and a failed send are
+    found the same way, after the same wait. The sweeper's own re-sends
+    (`stamp_first=False`) are stamped only once sent, so a sweep whose sends
+    fail leaves them for the next sweep, not for that wait."""
     from memory.tasks import process_ingest_jobs
+
+    if not job_ids:
+        return
+    stamped = stamp_first and transaction.get_connection().in_atomic_block
+    if stamped:
+        IngestJob.objects.filter(pk__in=job_ids).update(sent_at=timezone.now())
 
     def send() -> None:
         now = timezone.now()
@@ -51,7 +67,7 @@ def enqueue_on_commit(job_ids: list[int]) -> None:
                     exc_info=True,
                 )
                 break
-        if sent:
+        if sent and not stamped:
             IngestJob.objects.filter(pk__in=sent, sent_at=None).update(sent_at=now)
 
     transaction.on_commit(send)
@@ -209,7 +225,7 @@ def sweep(*, limit: int = 500) -> int:
             return total
         with transaction.atomic():
             IngestJob.objects.filter(pk__in=ids).update(sent_at=None)
-            enqueue_on_commit(ids)
+            enqueue_on_commit(ids, stamp_first=False)
         total += len(ids)
         after = ids[-1]
         if len(ids) < limit:
