@@ -11,6 +11,11 @@ run_job for every pending IngestJob; then every question is asked through
 recall(). A question's Recall@k is the share of its evidence refs found in
 source.turn_refs of the top-k results (refs deduplicated in rank order); All@10
 is 1 when every evidence ref is in the top 10.
+
+With a server's URL (eval_locomo --url) the same happens over the API of a
+running Engram: each conversation's turns are posted with POST /turns/batch
+(the same ref, ts, role and speaker), the server's own worker runs the
+pipeline, and each question is asked with POST /recall (HttpSpace).
 """
 
 from __future__ import annotations
@@ -165,8 +170,93 @@ def ingest(number: int, conv: dict[str, Any], *, reuse: bool = False) -> Space:
     return space
 
 
+class HttpSpace:
+    """One conversation's space on a running server, asked over its API.
+    `took_ms` of a question is the whole HTTP round trip."""
+
+    def __init__(self, url: str, key: str, space_id: int) -> None:
+        import logging
+
+        import httpx
+
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request otherwise
+        self.space_id = space_id
+        self.http = httpx.Client(
+            base_url=url.rstrip("/") + "/api/v1",
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=60,
+        )
+
+    def call(self, method: str, path: str, **kw: Any) -> Any:
+        # A running server keeps its per-key rate limit: wait as it asks.
+        while True:
+            response = self.http.request(method, path, **kw)
+            if response.status_code != 429:
+                response.raise_for_status()
+                return response.json()
+            time.sleep(float(response.headers.get("Retry-After", "1")))
+
+    def refs(self, query: str, *, k: int) -> tuple[list[str], float]:
+        started = time.perf_counter()
+        answer = self.call("POST", "/recall", json={"query": query, "k": k})
+        took_ms = (time.perf_counter() - started) * 1000
+        refs: list[str] = []
+        for result in answer["results"]:
+            for ref in result["source"]["turn_refs"]:
+                if ref not in refs:
+                    refs.append(ref)
+        return refs, took_ms
+
+    def pending(self) -> int:
+        return int(self.call("GET", "/status")["pending_jobs"])
+
+
+def post(number: int, conv: dict[str, Any], *, url: str) -> HttpSpace:
+    """A new space and key for the conversation, its turns posted to the
+    server at `url` (which must use this process's database, where the key
+    is made). The server's worker processes them; see drain()."""
+    from memory.services.spaces import create_api_key
+
+    c = conv["conversation"]
+    first = c["speaker_a"]
+    key, plain = create_api_key(space_name=f"locomo-{number}-http-{int(time.time() * 1000)}")
+    space = HttpSpace(url, plain, key.space_id)
+    turns = [
+        {
+            "session_id": f"session-{s}",
+            "role": "user" if turn["speaker"] == first else "assistant",
+            "text": text,
+            "ts": ts.isoformat(),
+            "ref": turn["dia_id"],
+            "metadata": {"speaker": turn["speaker"]},
+        }
+        for s, ts, turn, text in conversation_turns(c)
+    ]
+    for i in range(0, len(turns), 500):
+        space.call("POST", "/turns/batch", json={"turns": turns[i : i + 500]})
+    return space
+
+
+def drain(spaces: list[HttpSpace], *, timeout: float = 1800) -> None:
+    """Wait until the server's worker has processed every posted turn."""
+    deadline = time.monotonic() + timeout
+    with tqdm(desc="server pipeline", unit="turn") as bar:
+        first = None
+        while True:
+            left = sum(s.pending() for s in spaces)
+            first = left if first is None else first
+            bar.total = first
+            bar.n = first - left
+            bar.refresh()
+            if left == 0:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{left} turns still pending after {timeout:.0f} s")
+            time.sleep(1)
+
+
 def ask(
-    number: int, conv: dict[str, Any], space: Space | Bm25Turns, *, k: int
+    number: int, conv: dict[str, Any], space: Space | Bm25Turns | HttpSpace, *, k: int
 ) -> list[dict[str, Any]]:
     """One row per question with evidence: its Recall@k, All@10, MRR and latency."""
     from memory.services.recall import recall
@@ -181,6 +271,8 @@ def ask(
             started = time.perf_counter()
             refs = space.rank(qa["question"], k=k)
             took_ms = (time.perf_counter() - started) * 1000
+        elif isinstance(space, HttpSpace):
+            refs, took_ms = space.refs(qa["question"], k=k)
         else:
             response = recall(space=space, query=qa["question"], k=k)
             took_ms = response.took_ms

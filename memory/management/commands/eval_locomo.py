@@ -19,6 +19,12 @@ the baseline the issue's figures were measured with (it reproduces them to
 within 0.003); --baseline bm25-text indexes the turn text without the
 speaker's name, a weaker reference. Either runs on any database backend
 because the index is its own.
+
+--url evaluates a running Engram over its API instead (start it with ./run,
+with this command's ENGRAM_DATA_DIR or ENGRAM_DATABASE_URL, where the spaces
+and keys are made): turns go in with POST /turns/batch, the server's worker
+runs the pipeline, questions are asked with POST /recall, and the latency
+line is the HTTP round trip.
 """
 
 from __future__ import annotations
@@ -57,6 +63,12 @@ class Command(BaseCommand):
             help="rank turns with plain FTS5 BM25 (turn text only) instead of recall",
         )
         parser.add_argument(
+            "--url",
+            default=None,
+            help="evaluate the running server at this URL over its API (it must share this "
+            "command's database)",
+        )
+        parser.add_argument(
             "--questions",
             type=Path,
             default=None,
@@ -84,6 +96,19 @@ class Command(BaseCommand):
             for number in chosen:
                 index = locomo.Bm25Turns(data[number - 1], speaker=speaker)
                 per_question += locomo.ask(number, data[number - 1], index, k=opts["k"])
+        elif opts["url"]:
+            self.stdout.write(
+                f"server: {opts['url']} (database {connection.settings_dict['NAME']})"
+            )
+            started = time.perf_counter()
+            posted = {n: locomo.post(n, data[n - 1], url=opts["url"]) for n in chosen}
+            locomo.drain(list(posted.values()))
+            ingest_s = time.perf_counter() - started
+            for number in chosen:
+                per_question += locomo.ask(number, data[number - 1], posted[number], k=opts["k"])
+            self.stdout.write(
+                f"posted + the server's pipeline: {ingest_s:.1f}s for {len(chosen)} conversations"
+            )
         else:
             call_command("migrate", verbosity=0, interactive=False)
             self.stdout.write(f"database: {connection.settings_dict['NAME']}")
