@@ -150,6 +150,9 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     # with "database is locked" halfway through a transaction. secure_delete
     # overwrites deleted rows with zeros, so forgotten text does not linger in
     # free pages of the file (memory.services.reclaim does the rest).
+    # Django's backend, with write transactions queueing on a lock file
+    # first, so the lock goes to writers in turn (engram_site/db/sqlite3).
+    _db["ENGINE"] = "engram_site.db.sqlite3"
     _db["OPTIONS"] = {
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
