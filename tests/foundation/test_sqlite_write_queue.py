@@ -70,7 +70,8 @@ def test_a_second_writer_waits_for_the_first_to_commit() -> None:
                 Space.objects.create(name="first")
                 inside.set()
                 time.sleep(0.3)
-            committed_at.append(time.monotonic())
+                # The last moment inside: the second may begin only after it.
+                committed_at.append(time.monotonic())
             committed.set()
         finally:
             connections.close_all()
