@@ -66,8 +66,11 @@ def search(
     if not terms or limit <= 0:
         return []
     backend = _backend()
-    if len(terms) > 1:
-        terms = _prune(backend, target, space_id, terms, doc_frequency, budget)
+    matches: int | None = None
+    if len(terms) > 1 or doc_frequency is not None:
+        # One term is never pruned; its count is only worth having when the
+        # caller knows it without asking the index.
+        terms, matches = _prune(backend, target, space_id, terms, doc_frequency, budget)
     return backend.search(
         target,
         space_id=space_id,
@@ -76,6 +79,7 @@ def search(
         live_only=live_only,
         when=when,
         scan_cap=min(SCAN_CAP, budget),
+        matches=matches,
     )
 
 
@@ -174,15 +178,18 @@ def _prune(  # type: ignore[no-untyped-def]
     terms: list[str],
     known: Callable[[str], int] | None,
     budget: int,
-) -> list[str]:
+) -> tuple[list[str], int | None]:
+    """The terms to match, and at most how many of the space's rows they
+    match: None when not counted (a space no bigger than the budget needs no
+    counts) or not known (a count from the index stops at the budget)."""
     if _space_rows(target, space_id) <= budget:
-        return terms
+        return terms, None
     if known is not None:
         counts = {t: known(t) for t in terms}
     else:
         counts = {t: _doc_frequency(backend, target, space_id, t) for t in terms}
     if sum(counts.values()) <= budget:
-        return terms
+        return terms, sum(counts.values())
     kept: list[str] = []
     total = 0
     for term in sorted(terms, key=lambda t: (counts[t], terms.index(t))):
@@ -190,4 +197,6 @@ def _prune(  # type: ignore[no-untyped-def]
             continue
         kept.append(term)
         total += counts[term]
-    return [t for t in terms if t in kept]
+    # An index count stops at MATCH_BUDGET + 1: past that, the total is a floor.
+    capped = known is None and any(counts[t] > MATCH_BUDGET for t in kept)
+    return [t for t in terms if t in kept], None if capped else total

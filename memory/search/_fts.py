@@ -81,7 +81,10 @@ def search(
     live_only: bool,
     when: TimeView | None,
     scan_cap: int,
+    matches: int | None = None,
 ) -> list[Hit]:
+    # `matches` (how many rows the terms match, when known) is for backends
+    # that choose a plan by it; FTS5's walk of the match is the same either way.
     from memory.search import Hit
 
     sql, params = search_sql(

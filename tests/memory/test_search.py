@@ -233,3 +233,68 @@ def test_sqlite_checks_matches_against_a_covering_index(target) -> None:
     # The walk is bounded to the space's id range: FTS5 takes both bounds.
     index = plan.split("VIRTUAL TABLE INDEX ", 1)[1].split()[0]
     assert ">" in index and "<" in index, plan
+
+
+def test_pruning_says_how_many_rows_the_terms_match(space, monkeypatch) -> None:
+    # The backend may choose its plan by it (PostgreSQL: _pg.BITMAP_FACTOR).
+    import memory.search as facade
+
+    monkeypatch.setattr(facade, "MATCH_BUDGET", 5)
+    facade._df_cache.clear()
+    backend = facade._backend()
+    known = {"kayak": 3, "ferry": 1, "weather": 40}.__getitem__
+    # A space no bigger than the budget is not counted.
+    assert facade._prune(backend, "turn", space.pk, ["kayak"], known, 5) == (["kayak"], None)
+    s = Session.objects.create(space=space, external_id="s")
+    Turn.objects.bulk_create(
+        Turn(space=space, session=s, ref=str(i), role="user", text="weather talk") for i in range(8)
+    )
+    facade._df_cache.clear()
+    assert facade._prune(backend, "turn", space.pk, ["kayak", "ferry"], known, 5) == (
+        ["kayak", "ferry"],
+        4,
+    )
+    # Over the budget the most common word goes; the count is of what is kept.
+    assert facade._prune(backend, "turn", space.pk, ["weather", "ferry"], known, 5) == (
+        ["ferry"],
+        1,
+    )
+    # Counts from the index stop past the budget, so a kept word that
+    # reaches it leaves the total unknown.
+    assert facade._prune(backend, "turn", space.pk, ["weather", "talk"], None, 5) == (
+        ["weather"],
+        None,
+    )
+
+
+def test_postgres_bitmap_plan_finds_the_same_rows_and_restores_the_planner(space) -> None:
+    from django.db import DatabaseError, connection, transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("a PostgreSQL planner setting")
+    from memory.search import _pg
+
+    s = Session.objects.create(space=space, external_id="s")
+    Turn.objects.bulk_create(
+        Turn(space=space, session=s, ref=str(i), role="user", text=f"kayak trip {i % 5}")
+        for i in range(30)
+    )
+
+    def show() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW enable_indexscan")
+            return str(cursor.fetchone()[0])
+
+    args = dict(space_id=space.pk, terms=["kayak", "3"], limit=50, live_only=True, when=None)
+    planned = _pg.search("turn", **args, scan_cap=2000)
+    bitmap = _pg.search("turn", **args, scan_cap=2000, matches=30)
+    assert bitmap == planned and len(planned) == 30
+    assert show() == "on"
+    with connection.cursor() as cursor:
+        inside = _pg._without_index_walks(cursor, "SELECT current_setting('enable_indexscan')", [])
+    assert inside == [("off",)] and show() == "on"
+    # A search that fails inside a transaction leaves no setting behind either.
+    with pytest.raises(DatabaseError), transaction.atomic():
+        with connection.cursor() as cursor:
+            _pg._without_index_walks(cursor, "SELECT 1/0", [])
+    assert show() == "on"
