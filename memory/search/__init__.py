@@ -188,8 +188,8 @@ def _prune(  # type: ignore[no-untyped-def]
         counts = {t: known(t) for t in terms}
     else:
         counts = {t: _doc_frequency(backend, target, space_id, t) for t in terms}
-    if sum(counts.values()) <= budget:
-        return terms, sum(counts.values())
+    if (every := sum(counts.values())) <= budget:
+        return terms, every
     kept: list[str] = []
     total = 0
     for term in sorted(terms, key=lambda t: (counts[t], terms.index(t))):

@@ -86,7 +86,7 @@ def search(
         "ORDER BY rank DESC, id LIMIT %s"
     )
     with connection.cursor() as cursor:
-        if matches is not None and matches <= BITMAP_FACTOR * scan_cap:
+        if matches is not None and matches <= BITMAP_FACTOR * scan_cap and _client_binding():
             rows = _without_index_walks(cursor, sql, params)
         else:
             cursor.execute(sql, params)
@@ -108,15 +108,17 @@ def search(
 BITMAP_FACTOR = 4
 
 
+def _client_binding() -> bool:
+    # Django's default for psycopg; with server-side binding, one statement
+    # per round trip, and the planner keeps its own plan.
+    return not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
+
+
 def _without_index_walks(cursor: Any, sql: str, params: list[Any]) -> list[Any]:
     """Run the search with plain index scans off (bitmap scans stay on), for
     this statement only. The three statements go in one round trip, which
-    client-side binding (Django's default for psycopg) allows; they run as
-    one implicit transaction, so a failing search leaves the setting as it
-    was. With server-side binding the planner keeps its own plan."""
-    if connection.settings_dict.get("OPTIONS", {}).get("server_side_binding"):
-        cursor.execute(sql, params)
-        return list(cursor.fetchall())
+    client-side binding allows; they run as one implicit transaction, so a
+    failing search leaves the setting as it was."""
     cursor.execute(f"SET enable_indexscan = off; {sql}; RESET enable_indexscan", params)
     cursor.nextset()
     return list(cursor.fetchall())
