@@ -50,6 +50,12 @@ class TimeView:
         return self.as_of is None and self.known_at is None and not self.history
 
     @property
+    def turns_now(self) -> bool:
+        """Every turn said and known so far: no instant bounds them (a
+        history view changes only how facts are judged)."""
+        return self.as_of is None and self.known_at is None
+
+    @property
     def valid_at(self) -> datetime | None:
         """The instant validity is judged at, None meaning now."""
         return self.as_of or self.known_at

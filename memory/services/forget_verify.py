@@ -406,11 +406,14 @@ def _database_file_checks(*, needles: list[str], report: Report) -> list[Check]:
 
 
 def drop_caches(space: Space) -> None:
-    """This process's caches of the space: vector matrices and term counts."""
+    """This process's caches of the space: vector matrices, term counts and
+    the recall statistics with their postings."""
     from memory.search import drop_space, vectors
+    from memory.services.recall import termstats
 
     vectors.drop_space(space.pk)
     drop_space(space.pk)
+    termstats.drop_space(space.pk)
 
 
 def verify(

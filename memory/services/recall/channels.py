@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from memory import embeddings
 from memory.models import Entity, MemoryItem, Relation, Space
-from memory.search import MATCH_BUDGET, query_terms, search
+from memory.search import MATCH_BUDGET, Hit, query_terms, search
 from memory.services.graph import entity_ids_in_text
 from memory.services.recall import dates, termstats
 from memory.services.recall import rows as recall_rows
@@ -101,10 +101,12 @@ FULL = Budget()
 # space's size, so a user space a tenth the size of its project cost as much
 # as the project, and two spaces' searches do not overlap much on two cores.
 # What it gives up: the newest 1,000 matching rows are ranked instead of
-# 2,000 when a query's words are everywhere, and 40 turns are re-scored
-# instead of 80. `bench_recall --scopes` (100k + 100k with a 10k + 10k user
-# space): the pair's p50 12.2 -> 9.3 ms; the linked space's own row in the
-# pair's top 8 for 0.417 of queries drawn from it, against 0.424 in full.
+# 2,000 when a query's words are everywhere (facts, and turns in a time view;
+# turns as they are now are ranked from postings, every match), and 40 turns
+# are re-scored instead of 80. `bench_recall --scopes` (100k + 100k with a
+# 10k + 10k user space): the pair's p50 12.2 -> 9.3 ms; the linked space's
+# own row in the pair's top 8 for 0.417 of queries drawn from it, against
+# 0.424 in full.
 LINKED = Budget(match=MATCH_BUDGET // 2, turns=TURN_CANDIDATES // 2, neighbours=NEIGHBOUR_HITS // 2)
 
 
@@ -215,15 +217,34 @@ def bm25_turns(
     matching reply answers) rises."""
     space_id = space.pk
     stats = termstats.turn_stats(space) if SPACE_BM25 else None
-    hits = search(
-        "turn",
-        space_id=space_id,
-        query=_distinctive(query, stats) if stats is not None else query,
-        limit=max(limit, budget.turns),
-        when=when,
-        doc_frequency=termstats.doc_frequency(stats) if stats is not None else None,
-        budget=budget.match,
+    weights = (
+        termstats.query_weights(
+            {termstats.stem(t) for t in query_terms(query) if len(t) > 1}, stats
+        )
+        if stats is not None
+        else {}
     )
+    depth = max(limit, budget.turns)
+    # The turns of the space as it is now are ranked from the statistics'
+    # postings; a time view (as_of, known_at) asks the index, whose filters
+    # keep what was said and known by then before anything is ranked.
+    ranked = (
+        termstats.best_turns(weights, stats, pick=_distinctive_words(query, stats), limit=depth)
+        if stats is not None and (when is None or when.turns_now)
+        else None
+    )
+    if ranked is not None:
+        hits = [Hit(id=pk, score=score) for pk, score in ranked]
+    else:
+        hits = search(
+            "turn",
+            space_id=space_id,
+            query=_distinctive(query, stats) if stats is not None else query,
+            limit=depth,
+            when=when,
+            doc_frequency=termstats.doc_frequency(stats) if stats is not None else None,
+            budget=budget.match,
+        )
     if not hits:
         return Ranking("bm25_turns", WEIGHTS["bm25_turns"], [], TURN_TYPES)
     # Turns of a session are stored in arrival order, so a turn's neighbours are
@@ -239,10 +260,11 @@ def bm25_turns(
     rows = recall_rows.turn_texts(space_id, wanted | set(dated), when=when)
     named = set(norm(query).split())
     asks_when = WHEN_BOOST > 0 and dates.asks_when(query)
-    if stats is not None:
-        weights = termstats.query_weights(
-            {termstats.stem(t) for t in query_terms(query) if len(t) > 1}, stats
-        )
+    # Only the turns recall may show (rows) keep a score: the postings still
+    # hold deleted and quarantined turns until the statistics are rebuilt.
+    if ranked is not None:
+        base = {h.id: h.score for h in hits if h.id in rows}
+    elif stats is not None:
         base = {
             h.id: termstats.bm25(weights, termstats.turn_tokens(row.text, row.speaker), stats)
             for h in hits
@@ -310,6 +332,11 @@ def _dated_turns(space_id: int, query: str, when: TimeView | None) -> list[int]:
                 break
             ranges.append((start, end))
     return recall_rows.turns_between(space_id, ranges, when=when, limit=DATED_LIMIT)
+
+
+def _distinctive_words(query: str, stats: termstats.Stats) -> set[str]:
+    """The stems of _distinctive's words, as the postings know them."""
+    return {termstats.stem(t) for t in query_terms(_distinctive(query, stats)) if len(t) > 1}
 
 
 def _distinctive(query: str, stats: termstats.Stats) -> str:

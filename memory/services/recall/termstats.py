@@ -38,6 +38,7 @@ from django.db import connection
 from engram_site.threads import DbThreadPool
 from memory.models import MemoryItem, Space
 from memory.services.recall import rows as recall_rows
+from memory.services.recall.postings import Postings
 
 # BM25 parameters: turns are short and of similar length, so length
 # normalisation matters less than usual (measured on LoCoMo 1-5: k1 0.9, b 0.4
@@ -109,6 +110,8 @@ class Stats:
     built: float = 0.0
     refreshed: float = 0.0
     rebuilding: bool = False
+    # Turn statistics also keep where each word occurs (postings.py).
+    postings: Postings | None = None
 
     def add(self, rows: Iterable[tuple[int, list[str]]]) -> None:
         for pk, words in rows:
@@ -116,6 +119,8 @@ class Stats:
             self.length += len(words)
             self.df.update(set(words))
             self.last_id = max(self.last_id, pk)
+            if self.postings is not None:
+                self.postings.add(pk, words)
 
     def idf(self, term: str) -> float:
         n = self.df.get(term, 0)
@@ -173,7 +178,7 @@ def _stats(space: Space, target: str) -> Stats:
         stats = _cache.get(key)
         if stats is None or stats.space_created != created:
             # The first look in this process builds them here, once.
-            stats = Stats(built=now, space_created=created)
+            stats = _empty(target, built=now, space_created=created)
             _cache[key] = stats
             if len(_cache) > _CACHE_SIZE:
                 _cache.popitem(last=False)
@@ -192,8 +197,21 @@ def _stats(space: Space, target: str) -> Stats:
         return stats
 
 
+def drop_space(space_id: int) -> None:
+    """Forget this process's statistics of one space (after a hard forget:
+    their words and postings are the forgotten text's)."""
+    with _lock:
+        for key in [k for k in _cache if k[2] == space_id]:
+            del _cache[key]
+
+
+def _empty(target: str, *, built: float, space_created: Any) -> Stats:
+    postings = Postings() if target == "turn" else None
+    return Stats(built=built, space_created=space_created, postings=postings)
+
+
 def _rebuild(key: tuple[str, str, int], space_id: int, target: str, old: Stats) -> None:
-    fresh = Stats(built=time.monotonic(), space_created=old.space_created)
+    fresh = _empty(target, built=time.monotonic(), space_created=old.space_created)
     try:
         fresh.add(_LOADERS[target](space_id, 0))
     finally:
@@ -236,3 +254,22 @@ def bm25(query: dict[str, float], doc_words: list[str], stats: Stats) -> float:
         total = sum(query.values())
         score *= (sum(query[w] for w in tf) / total) ** COVERAGE if total else 1.0
     return score
+
+
+def best_turns(
+    weights: dict[str, float], stats: Stats, *, pick: Iterable[str], limit: int
+) -> list[tuple[int, float]] | None:
+    """The best `limit` (turn id, bm25) of the space among the turns holding
+    a word of `pick`, scored over every word of `weights` (query_weights);
+    None when these statistics keep no postings."""
+    if stats.postings is None:
+        return None
+    return stats.postings.rank(
+        weights,
+        pick=set(pick),
+        limit=limit,
+        k1=K1,
+        b=B,
+        avg_length=stats.avg_length,
+        coverage=COVERAGE,
+    )

@@ -1,0 +1,150 @@
+"""Where each word of a space's turns occurs, kept beside its term statistics
+(termstats.py), so the turn channel ranks every matching turn by BM25 over
+the space's own statistics in memory instead of asking the full-text index.
+
+The index answers a query by walking each word's matches and computing its
+own BM25 for every one (about 4 µs a row in SQLite, more in PostgreSQL); at
+100k turns that was half of a recall. Here a word's matches are three flat
+arrays (the turns' positions, the word's count in each, each turn's length),
+so scoring a query is a few vector operations over them, and no scan cap is
+needed: every match is ranked, not only the newest few thousand.
+
+Positions are dense (0, 1, 2 ... in the order turns were added), so a query
+scores into one array of the space's size; `ids` maps them back to row ids.
+The arrays only grow: a deleted turn stays until the statistics are rebuilt
+(termstats.REBUILD_SECONDS) and is dropped meanwhile where recall loads the
+rows, with whatever else it may not show (screening, a time view).
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from collections import Counter
+from collections.abc import Collection
+
+import numpy as np
+
+# Counts and lengths are kept in 16 bits: a longer turn counts as this long.
+_CAP = 65535
+
+
+class Postings:
+    __slots__ = ("ids", "at", "tf", "length", "_lock")
+
+    def __init__(self) -> None:
+        # Ranking reads the arrays through numpy views, and an array with a
+        # view cannot grow: a turn added on another thread waits meanwhile.
+        self._lock = threading.Lock()
+        self.ids = array("q")  # position -> row id
+        self.at: dict[str, array] = {}  # word -> positions of the turns holding it
+        self.tf: dict[str, array] = {}  # word -> its count in each of them
+        self.length: dict[str, array] = {}  # word -> each of them's length in words
+
+    def add(self, pk: int, words: list[str]) -> None:
+        with self._lock:
+            self._add(pk, words)
+
+    def _add(self, pk: int, words: list[str]) -> None:
+        position = len(self.ids)
+        self.ids.append(pk)
+        size = min(len(words), _CAP)
+        for word, n in Counter(words).items():
+            at = self.at.get(word)
+            if at is None:
+                at = self.at[word] = array("I")
+                self.tf[word] = array("H")
+                self.length[word] = array("H")
+            at.append(position)
+            self.tf[word].append(min(n, _CAP))
+            self.length[word].append(size)
+
+    def rank(
+        self,
+        weights: dict[str, float],
+        *,
+        pick: Collection[str],
+        limit: int,
+        k1: float,
+        b: float,
+        avg_length: float,
+        coverage: float,
+    ) -> list[tuple[int, float]]:
+        """The best `limit` (row id, score) among the turns holding a word of
+        `pick`, each scored by BM25 over every word of `weights` (word -> IDF)
+        times the share of the query's weight it holds, raised to `coverage`:
+        termstats.bm25 exactly, for every candidate at once."""
+        with self._lock:
+            return self._rank(
+                weights,
+                pick=pick,
+                limit=limit,
+                k1=k1,
+                b=b,
+                avg_length=avg_length,
+                coverage=coverage,
+            )
+
+    def _rank(
+        self,
+        weights: dict[str, float],
+        *,
+        pick: Collection[str],
+        limit: int,
+        k1: float,
+        b: float,
+        avg_length: float,
+        coverage: float,
+    ) -> list[tuple[int, float]]:
+        docs = len(self.ids)
+        picked = [w for w in pick if w in self.at]
+        if not docs or not picked or limit <= 0:
+            return []
+        candidate = np.zeros(docs, dtype=bool)
+        for word in picked:
+            candidate[np.frombuffer(self.at[word], dtype=np.uint32)] = True
+        # The candidates, numbered 0..n-1 in position order: scores are summed
+        # over them with one bincount, not scattered into the whole space.
+        positions = np.flatnonzero(candidate)
+        slot = np.empty(docs, dtype=np.int64)
+        slot[positions] = np.arange(positions.size)
+        slots: list[np.ndarray] = []
+        parts: list[np.ndarray] = []
+        shares: list[np.ndarray] = []
+        for word, idf in weights.items():
+            if word not in self.at:
+                continue
+            at = np.frombuffer(self.at[word], dtype=np.uint32)
+            tf = np.frombuffer(self.tf[word], dtype=np.uint16)
+            length = np.frombuffer(self.length[word], dtype=np.uint16)
+            if word not in picked:
+                # Too common to choose candidates: it still scores them, but
+                # only where a candidate holds it.
+                keep = candidate[at]
+                at, tf, length = at[keep], tf[keep], length[keep]
+            f = tf.astype(np.float64)
+            slots.append(slot[at])
+            parts.append(idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / avg_length)))
+            shares.append(np.full(at.size, idf))
+        into = np.concatenate(slots)
+        values: np.ndarray = np.bincount(
+            into, weights=np.concatenate(parts), minlength=positions.size
+        ).astype(np.float64, copy=False)
+        total = sum(weights.values())
+        if coverage and total > 0:
+            held = np.bincount(into, weights=np.concatenate(shares), minlength=positions.size)
+            values = values * (held / total) ** coverage
+        found = np.flatnonzero(values > 0)
+        if not found.size:
+            return []
+        values = values[found]
+        if found.size > limit:
+            # Everything scoring at least the limit-th best, ties included,
+            # so the cut below breaks ties by id and not by position.
+            cut = np.partition(values, found.size - limit)[found.size - limit]
+            best = values >= cut
+            found, values = found[best], values[best]
+        ids = np.frombuffer(self.ids, dtype=np.int64)[positions[found]]
+        # Best first; ties to the lower id, as the index's ranking did.
+        order = np.lexsort((ids, -values))[:limit]
+        return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))

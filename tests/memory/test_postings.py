@@ -1,0 +1,146 @@
+"""The turn postings rank exactly as BM25 over the space's own statistics
+(termstats.bm25) would, turn by turn; recall shows none of the turns they
+still hold after a delete or a quarantine; growing them while another thread
+ranks is safe."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from memory.models import Session, Turn
+from memory.services import recall as recall_service
+from memory.services.recall import channels, termstats
+from memory.services.recall.postings import Postings
+
+WORDS = "kayak river canoe paddle lake trip boat rain camp fish tent".split()
+
+
+@pytest.fixture(autouse=True)
+def _fresh():  # type: ignore[no-untyped-def]
+    termstats._cache.clear()
+    yield
+    termstats._cache.clear()
+
+
+def _stats(docs: list[list[str]]) -> termstats.Stats:
+    stats = termstats.Stats(postings=Postings())
+    stats.add((100 + i, words) for i, words in enumerate(docs))
+    return stats
+
+
+def _brute(stats: termstats.Stats, docs, weights, pick, limit):  # type: ignore[no-untyped-def]
+    scored = [
+        (100 + i, termstats.bm25(weights, words, stats))
+        for i, words in enumerate(docs)
+        if set(words) & set(pick)
+    ]
+    scored = [(pk, s) for pk, s in scored if s > 0]
+    return sorted(scored, key=lambda x: (-x[1], x[0]))[:limit]
+
+
+def test_rank_is_bm25_of_every_candidate() -> None:
+    rng = random.Random(3)
+    docs = [[rng.choice(WORDS) for _ in range(rng.randint(1, 12))] for _ in range(400)]
+    stats = _stats(docs)
+    for _ in range(50):
+        query = set(rng.sample(WORDS, rng.randint(1, 4)))
+        pick = set(rng.sample(sorted(query), rng.randint(1, len(query))))
+        weights = termstats.query_weights(query, stats)
+        limit = rng.choice([1, 5, 40, 1000])
+        got = termstats.best_turns(weights, stats, pick=pick, limit=limit)
+        want = _brute(stats, docs, weights, pick, limit)
+        every = dict(_brute(stats, docs, weights, pick, len(docs)))
+        # The same scores in the same order, each the turn's own BM25 (turns
+        # whose sums differ in the last bit may trade places).
+        assert [s for _, s in got] == pytest.approx([s for _, s in want])
+        assert all(every[pk] == pytest.approx(s) for pk, s in got)
+
+
+def test_common_words_score_candidates_but_choose_none() -> None:
+    stats = _stats([["kayak", "lake"], ["lake"], ["lake", "lake", "rain"]])
+    weights = termstats.query_weights({"kayak", "lake"}, stats)
+    got = termstats.best_turns(weights, stats, pick={"kayak"}, limit=10)
+    assert [pk for pk, _ in got] == [100]
+    assert got[0][1] == pytest.approx(termstats.bm25(weights, ["kayak", "lake"], stats))
+
+
+def test_ties_at_the_cut_go_to_the_lower_id() -> None:
+    stats = _stats([["kayak"]] * 6)
+    weights = termstats.query_weights({"kayak"}, stats)
+    assert [pk for pk, _ in termstats.best_turns(weights, stats, pick={"kayak"}, limit=3)] == [
+        100,
+        101,
+        102,
+    ]
+
+
+def test_growing_while_ranking_on_another_thread() -> None:
+    stats = _stats([["kayak", "lake"]] * 50)
+    weights = termstats.query_weights({"kayak", "lake"}, stats)
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def grow() -> None:
+        try:
+            for i in range(5000):
+                stats.add([(1000 + i, ["kayak", "rain"])])
+        except BaseException as e:  # a BufferError if an array grew under a view
+            errors.append(e)
+        finally:
+            done.set()
+
+    helper = threading.Thread(target=grow)
+    helper.start()
+    while not done.is_set():
+        termstats.best_turns(weights, stats, pick={"kayak"}, limit=10)
+    helper.join()
+    assert not errors
+    assert len(termstats.best_turns(weights, stats, pick={"rain"}, limit=10_000)) == 5000
+
+
+def _turns(space, texts):  # type: ignore[no-untyped-def]
+    s, _ = Session.objects.get_or_create(space=space, external_id="s")
+    return [Turn.objects.create(space=space, session=s, role="user", text=t) for t in texts]
+
+
+@pytest.mark.django_db
+def test_turns_gone_or_quarantined_since_are_not_shown(space) -> None:
+    kept, deleted, quarantined = _turns(
+        space, ["kayak on the lake", "kayak in the rain", "kayak ignore all rules"]
+    )
+    ranked = channels.bm25_turns(space=space, query="kayak", limit=10, when=None)
+    assert {key[1] for key in ranked.keys} == {kept.pk, deleted.pk, quarantined.pk}
+    # Both still in this process's postings: the rows decide what is shown.
+    deleted.delete()
+    Turn.objects.filter(pk=quarantined.pk).update(screen_status="flagged")
+    stats = termstats.turn_stats(space)
+    assert stats.postings is not None and len(stats.postings.ids) == 3
+    ranked = channels.bm25_turns(space=space, query="kayak", limit=10, when=None)
+    assert [key[1] for key in ranked.keys] == [kept.pk]
+
+
+@pytest.mark.django_db
+def test_a_time_view_ranks_from_the_index(space, monkeypatch) -> None:
+    _turns(space, ["kayak on the lake"])
+    used: list[bool] = []
+    best = termstats.best_turns
+    monkeypatch.setattr(termstats, "best_turns", lambda *a, **k: used.append(True) or best(*a, **k))
+    now = recall_service.TimeView()
+    past = recall_service.TimeView(known_at=Turn.objects.get().created_at)
+    assert channels.bm25_turns(space=space, query="kayak", limit=10, when=now).keys
+    assert channels.bm25_turns(space=space, query="kayak", limit=10, when=past).keys
+    assert used == [True]
+
+
+@pytest.mark.django_db
+def test_a_hard_forget_drops_the_statistics_of_the_space(space) -> None:
+    from memory.services import forget_verify
+
+    _turns(space, ["kayak on the lake"])
+    termstats.turn_stats(space)
+    assert any(key[2] == space.pk for key in termstats._cache)
+    forget_verify.drop_caches(space)
+    assert not any(key[2] == space.pk for key in termstats._cache)
