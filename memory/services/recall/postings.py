@@ -20,44 +20,38 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 import numpy as np
 
-# Counts and lengths are kept in 16 bits: a longer turn counts as this long.
-_CAP = 65535
+# Each occurrence is one 64-bit number: the turn's position (32 bits), the
+# word's count in it and the turn's length (16 bits each; longer counts as
+# this long). One append per word of a turn keeps building 100k turns cheap.
+_CAP = 0xFFFF
 
 
 class Postings:
-    __slots__ = ("ids", "at", "tf", "length", "_lock")
+    __slots__ = ("ids", "at", "_lock")
 
     def __init__(self) -> None:
         # Ranking reads the arrays through numpy views, and an array with a
-        # view cannot grow: a turn added on another thread waits meanwhile.
+        # view cannot grow: turns added on another thread wait meanwhile.
         self._lock = threading.Lock()
         self.ids = array("q")  # position -> row id
-        self.at: dict[str, array] = {}  # word -> positions of the turns holding it
-        self.tf: dict[str, array] = {}  # word -> its count in each of them
-        self.length: dict[str, array] = {}  # word -> each of them's length in words
+        self.at: dict[str, array] = {}  # word -> its occurrences, packed
 
-    def add(self, pk: int, words: list[str]) -> None:
+    def add(self, rows: Iterable[tuple[int, dict[str, int], int]]) -> None:
+        """Append turns given as (row id, count of each word, length)."""
         with self._lock:
-            self._add(pk, words)
-
-    def _add(self, pk: int, words: list[str]) -> None:
-        position = len(self.ids)
-        self.ids.append(pk)
-        size = min(len(words), _CAP)
-        for word, n in Counter(words).items():
-            at = self.at.get(word)
-            if at is None:
-                at = self.at[word] = array("I")
-                self.tf[word] = array("H")
-                self.length[word] = array("H")
-            at.append(position)
-            self.tf[word].append(min(n, _CAP))
-            self.length[word].append(size)
+            ids, at = self.ids, self.at
+            for pk, counts, size in rows:
+                base = len(ids) << 32 | min(size, _CAP)
+                ids.append(pk)
+                for word, n in counts.items():
+                    found = at.get(word)
+                    if found is None:
+                        found = at[word] = array("Q")
+                    found.append(base | min(n, _CAP) << 16)
 
     def rank(
         self,
@@ -102,7 +96,7 @@ class Postings:
             return []
         candidate = np.zeros(docs, dtype=bool)
         for word in picked:
-            candidate[np.frombuffer(self.at[word], dtype=np.uint32)] = True
+            candidate[np.frombuffer(self.at[word], dtype=np.uint64) >> 32] = True
         # The candidates, numbered 0..n-1 in position order: scores are summed
         # over them with one bincount, not scattered into the whole space.
         positions = np.flatnonzero(candidate)
@@ -114,15 +108,15 @@ class Postings:
         for word, idf in weights.items():
             if word not in self.at:
                 continue
-            at = np.frombuffer(self.at[word], dtype=np.uint32)
-            tf = np.frombuffer(self.tf[word], dtype=np.uint16)
-            length = np.frombuffer(self.length[word], dtype=np.uint16)
+            packed = np.frombuffer(self.at[word], dtype=np.uint64)
+            at = packed >> 32
             if word not in picked:
                 # Too common to choose candidates: it still scores them, but
                 # only where a candidate holds it.
                 keep = candidate[at]
-                at, tf, length = at[keep], tf[keep], length[keep]
-            f = tf.astype(np.float64)
+                packed, at = packed[keep], at[keep]
+            f = ((packed >> 16) & _CAP).astype(np.float64)
+            length = (packed & _CAP).astype(np.float64)
             slots.append(slot[at])
             parts.append(idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / avg_length)))
             shares.append(np.full(at.size, idf))

@@ -114,13 +114,22 @@ class Stats:
     postings: Postings | None = None
 
     def add(self, rows: Iterable[tuple[int, list[str]]]) -> None:
+        counted: list[tuple[int, dict[str, int], int]] = []
         for pk, words in rows:
+            counts: dict[str, int] = {}
+            for w in words:
+                counts[w] = counts.get(w, 0) + 1
             self.docs += 1
             self.length += len(words)
-            self.df.update(set(words))
+            self.df.update(counts.keys())
             self.last_id = max(self.last_id, pk)
             if self.postings is not None:
-                self.postings.add(pk, words)
+                counted.append((pk, counts, len(words)))
+                if len(counted) >= 2000:  # a page at a time, not the space's counts at once
+                    self.postings.add(counted)
+                    counted = []
+        if self.postings is not None and counted:
+            self.postings.add(counted)
 
     def idf(self, term: str) -> float:
         n = self.df.get(term, 0)
