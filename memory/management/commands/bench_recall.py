@@ -235,23 +235,29 @@ class Command(BaseCommand):
             picked = rng.sample(words, min(len(words), rng.randint(2, 5)))
             queries.append((kind, str(pk), "what about " + " ".join(picked) + "?"))
         light = channels.LINKED
-        found = {}
+        # A drawn fact comes back as a result of type fact (or insight).
+        types = {"item": {"fact", "insight"}, "turn": {"turn"}}
+        found: dict[str, dict[str, float]] = {}
         try:
             for name, budget in (("light", light), ("full", channels.FULL)):
                 channels.LINKED = budget
-                found[name] = sum(
-                    any(
-                        r.type == kind and r.id == pk
-                        for r in recall(spaces=pair, query=q, k=k).results
-                    )
-                    for kind, pk, q in queries
-                ) / max(1, len(queries))
+                hits = {"item": 0, "turn": 0}
+                for kind, row_id, q in queries:
+                    results = recall(spaces=pair, query=q, k=k).results
+                    hits[kind] += any(r.type in types[kind] and r.id == row_id for r in results)
+                drawn_of = {kind: sum(1 for q in queries if q[0] == kind) for kind in hits}
+                found[name] = {
+                    "all": sum(hits.values()) / max(1, len(queries)),
+                    **{kind: hits[kind] / max(1, drawn_of[kind]) for kind in hits},
+                }
         finally:
             channels.LINKED = light
         self.stdout.write(
             f"linked space's row found in the pair's top {k} ({len(queries)} queries drawn "
-            f"from it): {found['light']:.3f} as searched ({light.match} rows ranked, "
-            f"{light.turns} turns re-scored), {found['full']:.3f} if searched in full"
+            f"from it): {found['light']['all']:.3f} as searched ({light.match} rows ranked, "
+            f"{light.turns} turns re-scored), {found['full']['all']:.3f} if searched in full; "
+            f"turns {found['light']['turn']:.3f} / {found['full']['turn']:.3f}, "
+            f"facts {found['light']['item']:.3f} / {found['full']['item']:.3f}"
         )
 
     def _complete(self, space: Space, items: int, turns: int) -> bool:
