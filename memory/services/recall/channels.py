@@ -103,10 +103,10 @@ FULL = Budget()
 # What it gives up: the newest 1,000 matching rows are ranked instead of
 # 2,000 when a query's words are everywhere (facts, and turns in a time view;
 # turns as they are now are ranked from postings, every match), and 40 turns
-# are re-scored instead of 80. `bench_recall --scopes` (100k + 100k with a
-# 10k + 10k user space): the pair's p50 12.2 -> 9.3 ms; the linked space's
-# own row in the pair's top 8 for 0.417 of queries drawn from it, against
-# 0.424 in full.
+# are kept instead of 80. `bench_recall --scopes` (100k + 100k with a
+# 10k + 10k user space), when turns still came from the index: the pair's p50
+# 12.2 -> 9.3 ms; the linked space's own row in the pair's top 8 for 0.417 of
+# queries drawn from it, against 0.424 in full (0.406 either way since).
 LINKED = Budget(match=MATCH_BUDGET // 2, turns=TURN_CANDIDATES // 2, neighbours=NEIGHBOUR_HITS // 2)
 
 

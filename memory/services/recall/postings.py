@@ -68,77 +68,57 @@ class Postings:
         `pick`, each scored by BM25 over every word of `weights` (word -> IDF)
         times the share of the query's weight it holds, raised to `coverage`:
         termstats.bm25 exactly, for every candidate at once."""
+        # Under the lock: see __init__.
         with self._lock:
-            return self._rank(
-                weights,
-                pick=pick,
-                limit=limit,
-                k1=k1,
-                b=b,
-                avg_length=avg_length,
-                coverage=coverage,
-            )
-
-    def _rank(
-        self,
-        weights: dict[str, float],
-        *,
-        pick: Collection[str],
-        limit: int,
-        k1: float,
-        b: float,
-        avg_length: float,
-        coverage: float,
-    ) -> list[tuple[int, float]]:
-        docs = len(self.ids)
-        picked = [w for w in pick if w in self.at]
-        if not docs or not picked or limit <= 0:
-            return []
-        candidate = np.zeros(docs, dtype=bool)
-        for word in picked:
-            candidate[np.frombuffer(self.at[word], dtype=np.uint64) >> 32] = True
-        # The candidates, numbered 0..n-1 in position order: scores are summed
-        # over them with one bincount, not scattered into the whole space.
-        positions = np.flatnonzero(candidate)
-        slot = np.empty(docs, dtype=np.int64)
-        slot[positions] = np.arange(positions.size)
-        slots: list[np.ndarray] = []
-        parts: list[np.ndarray] = []
-        shares: list[np.ndarray] = []
-        for word, idf in weights.items():
-            if word not in self.at:
-                continue
-            packed = np.frombuffer(self.at[word], dtype=np.uint64)
-            at = packed >> 32
-            if word not in picked:
-                # Too common to choose candidates: it still scores them, but
-                # only where a candidate holds it.
-                keep = candidate[at]
-                packed, at = packed[keep], at[keep]
-            f = ((packed >> 16) & _CAP).astype(np.float64)
-            length = (packed & _CAP).astype(np.float64)
-            slots.append(slot[at])
-            parts.append(idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / avg_length)))
-            shares.append(np.full(at.size, idf))
-        into = np.concatenate(slots)
-        values: np.ndarray = np.bincount(
-            into, weights=np.concatenate(parts), minlength=positions.size
-        ).astype(np.float64, copy=False)
-        total = sum(weights.values())
-        if coverage and total > 0:
-            held = np.bincount(into, weights=np.concatenate(shares), minlength=positions.size)
-            values = values * (held / total) ** coverage
-        found = np.flatnonzero(values > 0)
-        if not found.size:
-            return []
-        values = values[found]
-        if found.size > limit:
-            # Everything scoring at least the limit-th best, ties included,
-            # so the cut below breaks ties by id and not by position.
-            cut = np.partition(values, found.size - limit)[found.size - limit]
-            best = values >= cut
-            found, values = found[best], values[best]
-        ids = np.frombuffer(self.ids, dtype=np.int64)[positions[found]]
-        # Best first; ties to the lower id, as the index's ranking did.
-        order = np.lexsort((ids, -values))[:limit]
-        return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))
+            docs = len(self.ids)
+            picked = [w for w in pick if w in self.at]
+            if not docs or not picked or limit <= 0:
+                return []
+            candidate = np.zeros(docs, dtype=bool)
+            for word in picked:
+                candidate[np.frombuffer(self.at[word], dtype=np.uint64) >> 32] = True
+            # The candidates, numbered 0..n-1 in position order: scores are summed
+            # over them with one bincount, not scattered into the whole space.
+            positions = np.flatnonzero(candidate)
+            slot = np.empty(docs, dtype=np.int64)
+            slot[positions] = np.arange(positions.size)
+            slots: list[np.ndarray] = []
+            parts: list[np.ndarray] = []
+            shares: list[np.ndarray] = []
+            for word, idf in weights.items():
+                if word not in self.at:
+                    continue
+                packed = np.frombuffer(self.at[word], dtype=np.uint64)
+                at = packed >> 32
+                if word not in picked:
+                    # Too common to choose candidates: it still scores them, but
+                    # only where a candidate holds it.
+                    keep = candidate[at]
+                    packed, at = packed[keep], at[keep]
+                f = ((packed >> 16) & _CAP).astype(np.float64)
+                length = (packed & _CAP).astype(np.float64)
+                slots.append(slot[at])
+                parts.append(idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / avg_length)))
+                shares.append(np.full(at.size, idf))
+            into = np.concatenate(slots)
+            values: np.ndarray = np.bincount(
+                into, weights=np.concatenate(parts), minlength=positions.size
+            ).astype(np.float64, copy=False)
+            total = sum(weights.values())
+            if coverage and total > 0:
+                held = np.bincount(into, weights=np.concatenate(shares), minlength=positions.size)
+                values = values * (held / total) ** coverage
+            found = np.flatnonzero(values > 0)
+            if not found.size:
+                return []
+            values = values[found]
+            if found.size > limit:
+                # Everything scoring at least the limit-th best, ties included,
+                # so the cut below breaks ties by id and not by position.
+                cut = np.partition(values, found.size - limit)[found.size - limit]
+                best = values >= cut
+                found, values = found[best], values[best]
+            ids = np.frombuffer(self.ids, dtype=np.int64)[positions[found]]
+            # Best first; ties to the lower id, as the index's ranking did.
+            order = np.lexsort((ids, -values))[:limit]
+            return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))

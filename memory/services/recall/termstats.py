@@ -3,8 +3,9 @@
 The full-text index is shared by every space, so the BM25 it computes takes
 its document frequencies and average length from all spaces together: a word
 that is rare in one space but common in the others is under-weighted, and one
-tenant's data moves another tenant's ranking. Recall therefore re-scores the
-index's candidates with BM25 over statistics of the asking space only, kept
+tenant's data moves another tenant's ranking. Recall therefore ranks turns
+with BM25 over statistics of the asking space only (from their postings,
+postings.py, or by re-scoring the index's candidates in a time view), kept
 here in memory per process: built from the space's turns on first use, then
 topped up with turns added since (by id), and rebuilt from scratch on a
 helper thread after REBUILD_SECONDS so deletions are forgotten too. Both
