@@ -97,6 +97,9 @@ class Postings:
                     packed, at = packed[keep], at[keep]
                 f = ((packed >> 16) & _CAP).astype(np.float64)
                 length = (packed & _CAP).astype(np.float64)
+                # No view may outlive the lock, or a turn added next would
+                # find its array pinned (BufferError).
+                del packed
                 slots.append(slot[at])
                 parts.append(idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / avg_length)))
                 shares.append(np.full(at.size, idf))
