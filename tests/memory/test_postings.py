@@ -144,3 +144,12 @@ def test_a_hard_forget_drops_the_statistics_of_the_space(space) -> None:
     assert any(key[2] == space.pk for key in termstats._cache)
     forget_verify.drop_caches(space)
     assert not any(key[2] == space.pk for key in termstats._cache)
+
+
+def test_a_turn_longer_than_the_packed_counts_keeps_its_place() -> None:
+    # 70,000 words: its count and length are capped at 65,535, and neither
+    # spills into the position bits (the turn after it keeps its own id).
+    stats = _stats([["kayak"] * 70_000, ["lake"], ["kayak", "lake"]])
+    weights = termstats.query_weights({"kayak", "lake"}, stats)
+    got = dict(termstats.best_turns(weights, stats, pick={"kayak", "lake"}, limit=10) or [])
+    assert set(got) == {100, 101, 102}

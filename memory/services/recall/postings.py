@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 
@@ -40,18 +40,24 @@ class Postings:
         self.ids = array("q")  # position -> row id
         self.at: dict[str, array] = {}  # word -> its occurrences, packed
 
-    def add(self, rows: Iterable[tuple[int, dict[str, int], int]]) -> None:
+    def add(self, rows: Iterable[tuple[int, Mapping[str, int], int]]) -> None:
         """Append turns given as (row id, count of each word, length)."""
         with self._lock:
             ids, at = self.ids, self.at
+            get = at.get
             for pk, counts, size in rows:
-                base = len(ids) << 32 | min(size, _CAP)
+                if size > _CAP:
+                    # A word's count is at most the turn's length, so only
+                    # so long a turn needs its counts capped.
+                    size = _CAP
+                    counts = {word: min(n, _CAP) for word, n in counts.items()}
+                base = len(ids) << 32 | size
                 ids.append(pk)
                 for word, n in counts.items():
-                    found = at.get(word)
+                    found = get(word)
                     if found is None:
                         found = at[word] = array("Q")
-                    found.append(base | min(n, _CAP) << 16)
+                    found.append(base | n << 16)
 
     def rank(
         self,

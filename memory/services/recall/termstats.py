@@ -115,11 +115,9 @@ class Stats:
     postings: Postings | None = None
 
     def add(self, rows: Iterable[tuple[int, list[str]]]) -> None:
-        counted: list[tuple[int, dict[str, int], int]] = []
+        counted: list[tuple[int, Counter[str], int]] = []
         for pk, words in rows:
-            counts: dict[str, int] = {}
-            for w in words:
-                counts[w] = counts.get(w, 0) + 1
+            counts = Counter(words)
             self.docs += 1
             self.length += len(words)
             self.df.update(counts.keys())
