@@ -67,6 +67,17 @@ def test_common_words_score_candidates_but_choose_none() -> None:
     assert got[0][1] == pytest.approx(termstats.bm25(weights, ["kayak", "lake"], stats))
 
 
+def test_a_speakers_name_scores_but_never_chooses() -> None:
+    # As with the full-text index, which holds the text alone: a turn is
+    # found by what it says, and who said it only adds to its score.
+    stats = termstats.Stats(postings=Postings())
+    stats.add_said([(100, ["kayak"], ["marek"]), (101, ["kayak"], []), (102, ["lake"], ["marek"])])
+    weights = termstats.query_weights({"kayak", "marek"}, stats)
+    got = termstats.best_turns(weights, stats, pick={"kayak", "marek"}, limit=10) or []
+    assert [pk for pk, _ in got] == [100, 101]
+    assert got[0][1] == pytest.approx(termstats.bm25(weights, ["kayak", "marek"], stats))
+
+
 def test_ties_at_the_cut_go_to_the_lower_id() -> None:
     stats = _stats([["kayak"]] * 6)
     weights = termstats.query_weights({"kayak"}, stats)

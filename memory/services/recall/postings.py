@@ -24,40 +24,42 @@ from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 
-# Each occurrence is one 64-bit number: the turn's position (32 bits), the
-# word's count in it and the turn's length (16 bits each; longer counts as
-# this long). One append per word of a turn keeps building 100k turns cheap.
+# Each occurrence is one 64-bit number: the turn's position (high 32 bits)
+# and the word's count in it. One append per word of a turn keeps building
+# 100k turns cheap.
 _CAP = 0xFFFF
 
 
 class Postings:
-    __slots__ = ("ids", "at", "_lock")
+    __slots__ = ("ids", "lengths", "at", "said", "_lock")
 
     def __init__(self) -> None:
         # Ranking reads the arrays through numpy views, and an array with a
         # view cannot grow: turns added on another thread wait meanwhile.
         self._lock = threading.Lock()
         self.ids = array("q")  # position -> row id
-        self.at: dict[str, array] = {}  # word -> its occurrences, packed
+        self.lengths = array("H")  # position -> the turn's length in words
+        self.at: dict[str, array] = {}  # word -> its occurrences in the text
+        # word -> the turns whose speaker's name holds it: scored as words of
+        # the turn, but never choosing candidates (the full-text index, which
+        # holds the text alone, never found a turn by its speaker either).
+        self.said: dict[str, array] = {}
 
-    def add(self, rows: Iterable[tuple[int, Mapping[str, int], int]]) -> None:
-        """Append turns given as (row id, count of each word, length)."""
+    def add(self, rows: Iterable[tuple[int, Mapping[str, int], Mapping[str, int], int]]) -> None:
+        """Append turns given as (row id, count of each word of the text,
+        of the speaker's name, length)."""
         with self._lock:
-            ids, at = self.ids, self.at
-            get = at.get
-            for pk, counts, size in rows:
-                if size > _CAP:
-                    # A word's count is at most the turn's length, so only
-                    # so long a turn needs its counts capped.
-                    size = _CAP
-                    counts = {word: min(n, _CAP) for word, n in counts.items()}
-                base = len(ids) << 32 | size
-                ids.append(pk)
-                for word, n in counts.items():
-                    found = get(word)
-                    if found is None:
-                        found = at[word] = array("Q")
-                    found.append(base | n << 16)
+            for pk, counts, said, size in rows:
+                position = len(self.ids) << 32
+                self.ids.append(pk)
+                self.lengths.append(min(size, _CAP))
+                for table, words in ((self.at, counts), (self.said, said)):
+                    get = table.get
+                    for word, n in words.items():
+                        found = get(word)
+                        if found is None:
+                            found = table[word] = array("Q")
+                        found.append(position | min(n, _CAP))
 
     def rank(
         self,
@@ -83,39 +85,37 @@ class Postings:
             candidate = np.zeros(docs, dtype=bool)
             for word in picked:
                 candidate[np.frombuffer(self.at[word], dtype=np.uint64) >> 32] = True
-            # The candidates, numbered 0..n-1 in position order: scores are summed
-            # over them with one bincount, not scattered into the whole space.
+            # The candidates, numbered 0..n-1 in position order: each word's
+            # count in them is summed with one bincount over its occurrences.
             positions = np.flatnonzero(candidate)
             slot = np.empty(docs, dtype=np.int64)
             slot[positions] = np.arange(positions.size)
-            slots: list[np.ndarray] = []
-            parts: list[np.ndarray] = []
-            shares: list[np.ndarray] = []
+            length = np.frombuffer(self.lengths, dtype=np.uint16)[positions].astype(np.float64)
+            norm = k1 * (1 - b + b * length / avg_length)
+            values = np.zeros(positions.size)
+            held = np.zeros(positions.size)
             for word, idf in weights.items():
-                if word not in self.at:
+                tf: np.ndarray | None = None
+                for table in (self.at, self.said):
+                    if word not in table:
+                        continue
+                    packed = np.frombuffer(table[word], dtype=np.uint64)
+                    at = packed >> 32
+                    if table is not self.at or word not in picked:
+                        # Only where a candidate holds it.
+                        keep = candidate[at]
+                        packed, at = packed[keep], at[keep]
+                    counted = np.bincount(slot[at], weights=packed & _CAP, minlength=positions.size)
+                    tf = counted if tf is None else tf + counted
+                    # No view may outlive the lock, or a turn added next
+                    # would find its array pinned (BufferError).
+                    del packed
+                if tf is None:
                     continue
-                packed = np.frombuffer(self.at[word], dtype=np.uint64)
-                at = packed >> 32
-                if word not in picked:
-                    # Too common to choose candidates: it still scores them, but
-                    # only where a candidate holds it.
-                    keep = candidate[at]
-                    packed, at = packed[keep], at[keep]
-                f = ((packed >> 16) & _CAP).astype(np.float64)
-                length = (packed & _CAP).astype(np.float64)
-                # No view may outlive the lock, or a turn added next would
-                # find its array pinned (BufferError).
-                del packed
-                slots.append(slot[at])
-                parts.append(idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / avg_length)))
-                shares.append(np.full(at.size, idf))
-            into = np.concatenate(slots)
-            values: np.ndarray = np.bincount(
-                into, weights=np.concatenate(parts), minlength=positions.size
-            ).astype(np.float64, copy=False)
+                values += idf * tf * (k1 + 1) / (tf + norm)
+                held += idf * (tf > 0)
             total = sum(weights.values())
             if coverage and total > 0:
-                held = np.bincount(into, weights=np.concatenate(shares), minlength=positions.size)
                 values = values * (held / total) ** coverage
             found = np.flatnonzero(values > 0)
             if not found.size:

@@ -115,20 +115,25 @@ class Stats:
     postings: Postings | None = None
 
     def add(self, rows: Iterable[tuple[int, list[str]]]) -> None:
-        counted: list[tuple[int, Counter[str], int]] = []
-        for pk, words in rows:
-            counts = Counter(words)
+        self.add_said((pk, words, []) for pk, words in rows)
+
+    def add_said(self, rows: Iterable[tuple[int, list[str], list[str]]]) -> None:
+        """Rows with the words of their speaker apart: those count as words
+        of the row, but the postings keep them aside (see Postings.rank)."""
+        page: list[tuple[int, Counter[str], Counter[str], int]] = []
+        for pk, words, said in rows:
+            counts, by = Counter(words), Counter(said)
             self.docs += 1
-            self.length += len(words)
-            self.df.update(counts.keys())
+            self.length += len(words) + len(said)
+            self.df.update(counts.keys() | by.keys())
             self.last_id = max(self.last_id, pk)
             if self.postings is not None:
-                counted.append((pk, counts, len(words)))
-                if len(counted) >= 2000:  # a page at a time, not the space's counts at once
-                    self.postings.add(counted)
-                    counted = []
-        if self.postings is not None and counted:
-            self.postings.add(counted)
+                page.append((pk, counts, by, len(words) + len(said)))
+                if len(page) >= 2000:  # a page at a time, not the space's counts at once
+                    self.postings.add(page)
+                    page = []
+        if self.postings is not None and page:
+            self.postings.add(page)
 
     def idf(self, term: str) -> float:
         n = self.df.get(term, 0)
@@ -144,14 +149,15 @@ _lock = threading.Lock()
 _rebuilds = DbThreadPool("engram-termstats", 1)
 
 
-def _new_turns(space_id: int, after: int) -> Iterable[tuple[int, list[str]]]:
+def _new_turns(space_id: int, after: int) -> Iterable[tuple[int, list[str], list[str]]]:
+    # The speaker's words apart (turn_tokens joins them for scoring).
     return (
-        (pk, turn_tokens(text, speaker))
+        (pk, tokens(text), tokens(speaker) if SPEAKER_WORD and speaker else [])
         for pk, text, speaker in recall_rows.turn_texts_after(space_id, after)
     )
 
 
-def _new_items(space_id: int, after: int) -> Iterable[tuple[int, list[str]]]:
+def _new_items(space_id: int, after: int) -> Iterable[tuple[int, list[str], list[str]]]:
     # Every stored fact, live or not: these counts only decide which of a
     # query's words are too common to look up (search.doc_frequency).
     rows = (
@@ -160,7 +166,7 @@ def _new_items(space_id: int, after: int) -> Iterable[tuple[int, list[str]]]:
         .values_list("id", "text", "subject", "object")
         .iterator(chunk_size=2000)
     )
-    return ((pk, tokens(f"{text} {subject} {obj}")) for pk, text, subject, obj in rows)
+    return ((pk, tokens(f"{text} {subject} {obj}"), []) for pk, text, subject, obj in rows)
 
 
 _LOADERS = {"turn": _new_turns, "item": _new_items}
@@ -201,7 +207,7 @@ def _stats(space: Space, target: str) -> Stats:
             if now - stats.refreshed < REFRESH_SECONDS:
                 return stats
         stats.refreshed = now
-        stats.add(_LOADERS[target](space_id, stats.last_id))
+        stats.add_said(_LOADERS[target](space_id, stats.last_id))
         return stats
 
 
@@ -221,7 +227,7 @@ def _empty(target: str, *, built: float, space_created: Any) -> Stats:
 def _rebuild(key: tuple[str, str, int], space_id: int, target: str, old: Stats) -> None:
     fresh = _empty(target, built=time.monotonic(), space_created=old.space_created)
     try:
-        fresh.add(_LOADERS[target](space_id, 0))
+        fresh.add_said(_LOADERS[target](space_id, 0))
     finally:
         old.rebuilding = False
     fresh.refreshed = time.monotonic()
