@@ -53,13 +53,12 @@ class Postings:
                 position = len(self.ids) << 32
                 self.ids.append(pk)
                 self.lengths.append(min(size, _CAP))
-                for table, words in ((self.at, counts), (self.said, said)):
-                    get = table.get
-                    for word, n in words.items():
-                        found = get(word)
-                        if found is None:
-                            found = table[word] = array("Q")
-                        found.append(position | min(n, _CAP))
+                # A word's count is at most the turn's length: only so long a
+                # turn needs its counts capped.
+                capped = size > _CAP
+                _append(self.at, position, counts, capped)
+                if said:
+                    _append(self.said, position, said, capped)
 
     def rank(
         self,
@@ -131,3 +130,14 @@ class Postings:
             # Best first; ties to the lower id, as the index's ranking did.
             order = np.lexsort((ids, -values))[:limit]
             return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))
+
+
+def _append(
+    table: dict[str, array], position: int, counts: Mapping[str, int], capped: bool
+) -> None:
+    get = table.get
+    for word, n in counts.items():
+        found = get(word)
+        if found is None:
+            found = table[word] = array("Q")
+        found.append(position | (min(n, _CAP) if capped else n))
