@@ -4,10 +4,11 @@ the space's own statistics in memory instead of asking the full-text index.
 
 The index answers a query by walking each word's matches and computing its
 own BM25 for every one (about 4 µs a row in SQLite, more in PostgreSQL); at
-100k turns that was half of a recall. Here a word's matches are three flat
-arrays (the turns' positions, the word's count in each, each turn's length),
-so scoring a query is a few vector operations over them, and no scan cap is
-needed: every match is ranked, not only the newest few thousand.
+100k turns that was half of a recall. Here a word's matches are one flat
+array (each turn's position and the word's count in it), beside one array of
+the turns' lengths, so scoring a query is a few vector operations over them,
+and no scan cap is needed: every match is ranked, not only the newest few
+thousand.
 
 Positions are dense (0, 1, 2 ... in the order turns were added), so a query
 scores into one array of the space's size; `ids` maps them back to row ids.

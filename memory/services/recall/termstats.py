@@ -123,12 +123,13 @@ class Stats:
         page: list[tuple[int, Counter[str], Counter[str], int]] = []
         for pk, words, said in rows:
             counts, by = Counter(words), Counter(said)
+            size = len(words) + len(said)
             self.docs += 1
-            self.length += len(words) + len(said)
+            self.length += size
             self.df.update(counts.keys() | by.keys())
             self.last_id = max(self.last_id, pk)
             if self.postings is not None:
-                page.append((pk, counts, by, len(words) + len(said)))
+                page.append((pk, counts, by, size))
                 if len(page) >= 2000:  # a page at a time, not the space's counts at once
                     self.postings.add(page)
                     page = []
