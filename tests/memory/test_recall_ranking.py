@@ -101,3 +101,25 @@ def test_the_graph_ignores_edges_of_facts_out_of_recall(space, status) -> None:
     Relation.objects.create(space=space, src=anna, rel="likes", dst=tea, item=live)
     ranking = channels.graph(space=space, query="What about Anna?", limit=10, when=None)
     assert ranking.keys == [("item", live.pk)]
+
+
+def test_a_fact_holding_the_whole_query_keeps_a_place_among_many_turns(space) -> None:
+    # Thirty turns talk about the editor; fusion weighs turns over facts, so
+    # on score alone all eight places go to turns.
+    _turns(space, [(f"t{i}", f"the editor froze again during session {i}") for i in range(30)])
+    fact = MemoryItem.objects.create(space=space, text="Prefers the Helix editor")
+    MemoryItem.objects.create(space=space, text="Helix is a mountain bike brand")
+    results = recall(space=space, query="which editor, Helix?", k=8).results
+    assert [r.type for r in results[:7]] == ["turn"] * 7
+    assert (results[7].type, results[7].id) == ("fact", str(fact.pk))
+    # No fact holds all of this query, so none gets such a place,
+    results = recall(space=space, query="which editor, Helix, for Rust?", k=8).results
+    assert all(r.type == "turn" for r in results)
+    # nor one that no longer holds, nor any when k is too small to share.
+    MemoryItem.objects.filter(pk=fact.pk).update(valid_to=T0)
+    assert all(r.type == "turn" for r in recall(space=space, query="which editor, Helix?").results)
+    MemoryItem.objects.filter(pk=fact.pk).update(valid_to=None)
+    assert [r.type for r in recall(space=space, query="which editor, Helix?", k=2).results] == [
+        "turn",
+        "turn",
+    ]

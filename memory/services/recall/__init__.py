@@ -442,6 +442,7 @@ def _materialise(
     windows = dates.windows(query, now=when.instant(now))
     loaded = [_load(s, ids, when=when, now=now, windows=windows, query=query) for s in spaces]
     scored: list[tuple[float, Key, Result]] = []
+    whole: set[Key] = set()  # current facts holding every word the query weighs
     for f in head:
         kind, pk = f.key
         if kind == "ext":
@@ -460,6 +461,13 @@ def _materialise(
             found = _item_result(f, part.items.get(pk), ctx)
             if found is not None and found[1].type not in wanted:
                 found = None
+            if (
+                found is not None
+                and found[1].current
+                and ctx.weights
+                and _share(found[1].text, ctx) >= 1
+            ):
+                whole.add(f.key)
         elif kind == "turn":
             found = _turn_result(f, part.turns.get(pk), ctx, part.stated.get(pk, []))
         elif kind == "skill":
@@ -472,7 +480,7 @@ def _materialise(
             scored.append((found[0], f.key, found[1]))
     _below_successors(scored)
     scored.sort(key=lambda s: (-s[0], s[1]))
-    top = scored[:k]
+    top = _keep_a_whole_fact(scored, k, whole)
     # Scores are graded against the best result: boosts may lift it past 1.
     scale = max(1.0, top[0][0]) if top else 1.0
     out: list[Result] = []
@@ -480,6 +488,25 @@ def _materialise(
         object.__setattr__(result, "score", round(min(1.0, score / scale), 6))
         out.append(result)
     return out
+
+
+# The top k keep a place for the best current fact that holds every word the
+# query weighs, when no fact made it on score: turns outweigh facts in fusion
+# (channels.WEIGHTS), so with eight turns sharing the query's words a fact
+# stating exactly what was asked was never shown (bench_recall --scopes: 0 of
+# 271 queries drawn from a fact found it in the top 8). It takes the last
+# place, the weakest turn's; below this k every place goes to the score.
+WHOLE_FACT_MIN_K = 3
+
+
+def _keep_a_whole_fact(
+    scored: list[tuple[float, Key, Result]], k: int, whole: set[Key]
+) -> list[tuple[float, Key, Result]]:
+    top = scored[:k]
+    if k < WHOLE_FACT_MIN_K or len(top) < k or any(key[0] == "item" for _, key, _ in top):
+        return top
+    best = next((s for s in scored[k:] if s[1] in whole), None)
+    return top if best is None else [*top[:-1], best]
 
 
 @dataclass(frozen=True, slots=True)
@@ -671,12 +698,17 @@ COVERAGE_FLOOR = 0.5
 
 
 def _coverage(text: str, ctx: _Context) -> float:
+    return COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * _share(text, ctx)
+
+
+def _share(text: str, ctx: _Context) -> float:
+    """The share of the query's IDF weight among the space's facts that the
+    text holds (1.0 when the query weighs nothing)."""
     total = sum(ctx.weights.values())
     if total <= 0:
         return 1.0
     held = set(termstats.tokens(text))
-    share = sum(w for word, w in ctx.weights.items() if word in held) / total
-    return COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * share
+    return sum(w for word, w in ctx.weights.items() if word in held) / total
 
 
 def _item_boost(row: rows.ItemRow, *, now: datetime) -> float:

@@ -106,7 +106,8 @@ FULL = Budget()
 # are kept instead of 80. `bench_recall --scopes` (100k + 100k with a
 # 10k + 10k user space), when turns still came from the index: the pair's p50
 # 12.2 -> 9.3 ms; the linked space's own row in the pair's top 8 for 0.417 of
-# queries drawn from it, against 0.424 in full (0.406 either way since).
+# queries drawn from it, against 0.424 in full (0.406 either way since; 0.762
+# against 0.768 once a fact holding the whole query kept a place in the top k).
 LINKED = Budget(match=MATCH_BUDGET // 2, turns=TURN_CANDIDATES // 2, neighbours=NEIGHBOUR_HITS // 2)
 
 
