@@ -167,6 +167,8 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
     _db["TEST"] = {"NAME": str(DATA_DIR / "test_engram.sqlite3")}
     _db["CONN_MAX_AGE"] = 0 if _db["CONN_MAX_AGE"] is None else _db["CONN_MAX_AGE"]
 elif _db["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, reading timestamps faster (engram_site/db/postgresql).
+    _db["ENGINE"] = "engram_site.db.postgresql"
     _db.setdefault("OPTIONS", {})
 else:
     raise ImproperlyConfigured("ENGRAM_DATABASE_URL must be a sqlite:// or postgres:// URL")

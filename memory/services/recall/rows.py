@@ -120,7 +120,17 @@ def _fetch(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
 
 
 def _in(ids: Collection[int]) -> str:
-    return "(" + ", ".join(["%s"] * len(ids)) + ")"
+    """The condition "is one of `ids`" after a column, its values bound by
+    _bound(). PostgreSQL takes them as one array: an IN list of a few
+    hundred placeholders cost 0.7 ms more per query to send and plan (1.7
+    against 1.0 ms for the turn channel's 284 rows at 100k turns)."""
+    if connection.vendor == "postgresql":
+        return "= ANY(%s)"
+    return "IN (" + ", ".join(["%s"] * len(ids)) + ")"
+
+
+def _bound(ids: Collection[int]) -> list[Any]:
+    return [list(ids)] if connection.vendor == "postgresql" else list(ids)
 
 
 def _turn_filters(space_id: int, when: TimeView | None) -> tuple[list[str], list[Any]]:
@@ -139,11 +149,11 @@ def turn_texts(
     where, params = _turn_filters(space_id, when)
     sql = (
         f"SELECT t.id, t.session_id, t.text, {_speaker_sql('t.metadata')} "
-        f"FROM {Turn._meta.db_table} t WHERE {' AND '.join(where)} AND t.id IN {_in(ids)}"
+        f"FROM {Turn._meta.db_table} t WHERE {' AND '.join(where)} AND t.id {_in(ids)}"
     )
     return {
         pk: TurnText(session_id, text or "", str(speaker or ""))
-        for pk, session_id, text, speaker in _fetch(sql, [*params, *ids])
+        for pk, session_id, text, speaker in _fetch(sql, [*params, *_bound(ids)])
     }
 
 
@@ -212,11 +222,11 @@ def turns(space_id: int, ids: Collection[int], *, when: TimeView | None) -> dict
     sql = (
         "SELECT t.id, s.external_id, t.text, t.ref, t.ts, t.created_at, t.screen_status "
         f"FROM {Turn._meta.db_table} t JOIN {Session._meta.db_table} s ON s.id = t.session_id "
-        f"WHERE {' AND '.join(where)} AND t.id IN {_in(ids)}"
+        f"WHERE {' AND '.join(where)} AND t.id {_in(ids)}"
     )
     return {
         pk: TurnRow(pk, session, text or "", ref, _time(ts), _time(created), screen)
-        for pk, session, text, ref, ts, created, screen in _fetch(sql, [*params, *ids])
+        for pk, session, text, ref, ts, created, screen in _fetch(sql, [*params, *_bound(ids)])
     }
 
 
@@ -231,10 +241,10 @@ def items(space_id: int, ids: Collection[int]) -> dict[int, ItemRow]:
         "i.source_turn_refs, s.external_id, i.superseded_by_id "
         f"FROM {MemoryItem._meta.db_table} i "
         f"LEFT JOIN {Session._meta.db_table} s ON s.id = i.source_session_id "
-        f"WHERE i.space_id = %s AND i.id IN {_in(ids)}"
+        f"WHERE i.space_id = %s AND i.id {_in(ids)}"
     )
     out: dict[int, ItemRow] = {}
-    for row in _fetch(sql, [space_id, *ids]):
+    for row in _fetch(sql, [space_id, *_bound(ids)]):
         pk, text, kind, importance, frequency, last_seen, valid_from, valid_to = row[:8]
         created, expired, status, screen, refs, session, superseded_by = row[8:]
         out[pk] = ItemRow(
@@ -265,10 +275,10 @@ def revisions(ids: Collection[int]) -> dict[int, list[tuple[datetime, Window]]]:
     sql = (
         "SELECT item_id, recorded_at, prior_valid_from, prior_valid_to, prior_expired_at, "
         f"prior_superseded_by FROM {FactRevision._meta.db_table} "
-        f"WHERE item_id IN {_in(ids)} ORDER BY item_id, recorded_at, id"
+        f"WHERE item_id {_in(ids)} ORDER BY item_id, recorded_at, id"
     )
     out: dict[int, list[tuple[datetime, Window]]] = {}
-    for item_id, recorded, vfrom, vto, expired, by in _fetch(sql, list(ids)):
+    for item_id, recorded, vfrom, vto, expired, by in _fetch(sql, _bound(ids)):
         out.setdefault(item_id, []).append(
             (_time(recorded), Window(_time(vfrom), _time(vto), _time(expired), by))
         )
@@ -292,10 +302,10 @@ def statements(ids: Collection[int]) -> dict[int, list[Statement]]:
         "SELECT tf.turn_id, i.id, i.created_at, i.valid_from, i.valid_to, i.expired_at, "
         f"i.superseded_by_id FROM {TurnFact._meta.db_table} tf "
         f"JOIN {MemoryItem._meta.db_table} i ON i.id = tf.item_id "
-        f"WHERE tf.turn_id IN {_in(ids)} AND i.status = 'active' AND i.screen_status = 'ok'"
+        f"WHERE tf.turn_id {_in(ids)} AND i.status = 'active' AND i.screen_status = 'ok'"
     )
     out: dict[int, list[Statement]] = {}
-    for turn_id, pk, created, vfrom, vto, expired, by in _fetch(sql, list(ids)):
+    for turn_id, pk, created, vfrom, vto, expired, by in _fetch(sql, _bound(ids)):
         out.setdefault(turn_id, []).append(
             Statement(pk, _time(created), Window(_time(vfrom), _time(vto), _time(expired), by))
         )
@@ -309,11 +319,11 @@ def summaries(space_id: int, ids: Collection[int]) -> dict[int, SummaryRow]:
         "SELECT m.id, m.text, m.first_ts, m.last_ts, m.created_at, s.external_id "
         f"FROM {SessionSummary._meta.db_table} m "
         f"JOIN {Session._meta.db_table} s ON s.id = m.session_id "
-        f"WHERE m.space_id = %s AND m.id IN {_in(ids)}"
+        f"WHERE m.space_id = %s AND m.id {_in(ids)}"
     )
     return {
         pk: SummaryRow(pk, text, _time(first), _time(last), _time(created), session)
-        for pk, text, first, last, created, session in _fetch(sql, [space_id, *ids])
+        for pk, text, first, last, created, session in _fetch(sql, [space_id, *_bound(ids)])
     }
 
 
@@ -343,7 +353,7 @@ def skills(space_id: int, ids: Collection[int], *, when: TimeView | None) -> dic
     where, params = _skill_filters(when)
     sql = (
         "SELECT id, name, description, body, created_at, evidence_turn_refs "
-        f"FROM {Skill._meta.db_table} WHERE space_id = %s AND {where} AND id IN {_in(ids)}"
+        f"FROM {Skill._meta.db_table} WHERE space_id = %s AND {where} AND id {_in(ids)}"
     )
     return {
         pk: SkillRow(
@@ -354,7 +364,9 @@ def skills(space_id: int, ids: Collection[int], *, when: TimeView | None) -> dic
             _time(created),
             [str(r) for r in (_json(refs) or [])],
         )
-        for pk, name, description, body, created, refs in _fetch(sql, [space_id, *params, *ids])
+        for pk, name, description, body, created, refs in _fetch(
+            sql, [space_id, *params, *_bound(ids)]
+        )
     }
 
 
@@ -376,11 +388,11 @@ def chunks(space_id: int, ids: Collection[int]) -> dict[int, ChunkRow]:
         "SELECT c.id, c.text, c.section, d.id, d.title, d.path, d.updated_at "
         f"FROM {DocumentChunk._meta.db_table} c JOIN {Document._meta.db_table} d "
         "ON d.id = c.document_id "
-        f"WHERE c.space_id = %s AND c.screen_status = 'ok' AND c.id IN {_in(ids)}"
+        f"WHERE c.space_id = %s AND c.screen_status = 'ok' AND c.id {_in(ids)}"
     )
     return {
         pk: ChunkRow(pk, text, section or "", doc, title, path or "", _time(updated))
-        for pk, text, section, doc, title, path, updated in _fetch(sql, [space_id, *ids])
+        for pk, text, section, doc, title, path, updated in _fetch(sql, [space_id, *_bound(ids)])
     }
 
 
