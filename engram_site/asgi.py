@@ -13,14 +13,16 @@ pool threads the connection is kept between requests as under a WSGI server;
 
 import os
 
-from a2wsgi import WSGIMiddleware
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "engram_site.settings")
 wsgi_app = get_wsgi_application()  # sets Django up: settings can be read from here on
+
+from engram_site.wsgi_bridge import WsgiBridge  # noqa: E402
+
 # Django answers an iterable of bytes; its stubs name the response class.
-django_app = WSGIMiddleware(wsgi_app, workers=settings.WEB_THREADS)  # type: ignore[arg-type]
+django_app = WsgiBridge(wsgi_app, workers=settings.WEB_THREADS)  # type: ignore[arg-type]
 
 from starlette.types import Receive, Scope, Send  # noqa: E402
 
