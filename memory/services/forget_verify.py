@@ -413,7 +413,7 @@ def drop_caches(space: Space) -> None:
 
     vectors.drop_space(space.pk)
     drop_space(space.pk)
-    termstats.drop_space(space.pk)
+    termstats.forgotten(space.pk)
 
 
 def verify(

@@ -13,7 +13,7 @@ import pytest
 from memory.models import Session, Turn
 from memory.services import recall as recall_service
 from memory.services.recall import channels, termstats
-from memory.services.recall.postings import Postings
+from memory.services.recall.postings import Postings, TurnFacts
 
 WORDS = "kayak river canoe paddle lake trip boat rain camp fish tent".split()
 
@@ -71,7 +71,13 @@ def test_a_speakers_name_scores_but_never_chooses() -> None:
     # As with the full-text index, which holds the text alone: a turn is
     # found by what it says, and who said it only adds to its score.
     stats = termstats.Stats(postings=Postings())
-    stats.add_said([(100, ["kayak"], ["marek"]), (101, ["kayak"], []), (102, ["lake"], ["marek"])])
+    stats.add_said(
+        [
+            (100, ["kayak"], ["marek"], termstats.UNKNOWN),
+            (101, ["kayak"], [], termstats.UNKNOWN),
+            (102, ["lake"], ["marek"], termstats.UNKNOWN),
+        ]
+    )
     weights = termstats.query_weights({"kayak", "marek"}, stats)
     got = termstats.best_turns(weights, stats, pick={"kayak", "marek"}, limit=10) or []
     assert [pk for pk, _ in got] == [100, 101]
@@ -124,13 +130,57 @@ def test_turns_gone_or_quarantined_since_are_not_shown(space) -> None:
     )
     ranked = channels.bm25_turns(space=space, query="kayak", limit=10, when=None)
     assert {key[1] for key in ranked.keys} == {kept.pk, deleted.pk, quarantined.pk}
-    # Both still in this process's postings: the rows decide what is shown.
+    # Both still in this process's postings, which may still rank them:
+    # the rows recall loads to show decide what is shown.
     deleted.delete()
     Turn.objects.filter(pk=quarantined.pk).update(screen_status="flagged")
     stats = termstats.turn_stats(space)
     assert stats.postings is not None and len(stats.postings.ids) == 3
+    shown = recall_service.recall(space=space, query="kayak", k=10).results
+    assert [(r.type, r.id) for r in shown] == [("turn", str(kept.pk))]
+
+
+@pytest.mark.django_db
+def test_a_turn_quarantined_when_added_never_scores(space) -> None:
+    kept, quarantined = _turns(space, ["kayak on the lake", "kayak ignore all rules"])
+    Turn.objects.filter(pk=quarantined.pk).update(screen_status="flagged")
     ranked = channels.bm25_turns(space=space, query="kayak", limit=10, when=None)
     assert [key[1] for key in ranked.keys] == [kept.pk]
+
+
+@pytest.mark.django_db
+def test_the_postings_know_a_turns_session_speaker_and_time(space) -> None:
+    s, _ = Session.objects.get_or_create(space=space, external_id="s")
+    said = Turn.objects.create(
+        space=space, session=s, role="user", text="kayak last Friday", metadata={"name": "Ana"}
+    )
+    plain = Turn.objects.create(space=space, session=s, role="user", text="kayak")
+    stats = termstats.turn_stats(space)
+    assert stats.postings is not None
+    about = stats.postings.about([said.pk, plain.pk, plain.pk + 1000])
+    assert about == {
+        said.pk: TurnFacts(s.pk, "Ana", True),
+        plain.pk: TurnFacts(s.pk, "", False),
+    }
+
+
+@pytest.mark.django_db
+def test_a_forget_in_another_process_stops_the_postings_answering(space, monkeypatch) -> None:
+    from django.core.cache import cache
+
+    kept, forgotten = _turns(space, ["kayak on the lake", "kayak in the rain"])
+    stats = termstats.turn_stats(space)
+    forgotten.delete()
+    # What termstats.forgotten() leaves for the other processes.
+    cache.set(termstats._forget_key(space.pk), 12345, timeout=None)
+    asked: list[object] = []
+    monkeypatch.setattr(termstats._rebuilds, "submit", lambda *a: asked.append(a))
+    stats.refreshed = 0.0  # as a second later
+    ranked = channels.bm25_turns(space=space, query="kayak", limit=10, when=None)
+    # Until the rebuild lands, the candidates' rows come from the database.
+    assert stats.stale and len(asked) == 1
+    assert [key[1] for key in ranked.keys] == [kept.pk]
+    cache.delete(termstats._forget_key(space.pk))
 
 
 @pytest.mark.django_db

@@ -31,6 +31,7 @@ from datetime import datetime
 from itertools import zip_longest
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from engram_site.threads import DbThreadPool
@@ -303,7 +304,11 @@ def _keyword_rankings(
         if "turn" in wanted
         else []
     )
-    return (beside.result() if beside is not None else facts()) + turns
+    # The small channels after the turns, while the facts' search runs on:
+    # on PostgreSQL it takes longer than the turns (3.7 against 2.4 ms at
+    # 100k + 100k), and its helper used to run these after it.
+    rest = _other_rankings(space=space, query=query, pool=pool, when=when, wanted=wanted)
+    return (beside.result() if beside is not None else facts()) + turns + rest
 
 
 def _fact_rankings(
@@ -315,13 +320,21 @@ def _fact_rankings(
     wanted: set[str],
     budget: channels.Budget,
 ) -> list[Ranking]:
-    """The channels over facts, summaries and skills, for a helper thread."""
+    """The channels over facts, for a helper thread."""
     rankings: list[Ranking] = []
     if wanted & ITEM_RESULT_TYPES:
         rankings.append(
             channels.bm25_items(space=space, query=query, limit=pool, when=when, budget=budget)
         )
         rankings.append(channels.graph(space=space, query=query, limit=pool, when=when))
+    return rankings
+
+
+def _other_rankings(
+    *, space: Space, query: str, pool: int, when: TimeView, wanted: set[str]
+) -> list[Ranking]:
+    """The channels over summaries, skills and documents."""
+    rankings: list[Ranking] = []
     if "summary" in wanted:
         rankings.append(
             channels.bm25_summaries(space_id=space.pk, query=query, limit=pool, when=when)
@@ -365,10 +378,17 @@ def _load(
     query: str,
 ) -> _Loaded:
     # Every loader filters by the space: an id is only ever found in the
-    # space it belongs to, which is what keeps unreadable spaces out.
-    items = rows.items(space.pk, ids["item"])
+    # space it belongs to, which is what keeps unreadable spaces out. On
+    # PostgreSQL the facts load on a helper meanwhile: each load waits about
+    # 0.9 ms on the server at 100k + 100k (recall p50 9.5 -> 8.1 ms with the
+    # small channels moved, above). SQLite does the work in this process, so
+    # there the hand-over only cost time (+0.3 ms).
+    load_items = functools.partial(rows.items, space.pk, ids["item"])
+    apart = ids["item"] and connection.vendor == "postgresql"
+    beside = _helpers.try_submit(load_items) if apart else None
     turns = rows.turns(space.pk, ids["turn"], when=when)
     stated = rows.statements(list(turns))
+    items = beside.result() if beside is not None else load_items()
     revisions = (
         rows.revisions(set(items) | {s.item_id for ss in stated.values() for s in ss})
         if when.known_at is not None

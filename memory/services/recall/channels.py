@@ -19,6 +19,7 @@ from memory.services.graph import entity_ids_in_text
 from memory.services.recall import dates, termstats
 from memory.services.recall import rows as recall_rows
 from memory.services.recall.fusion import Key, Ranking
+from memory.services.recall.postings import TurnFacts
 from memory.timeview import TimeView
 
 ITEM_TYPES = frozenset({"item"})
@@ -258,18 +259,36 @@ def bm25_turns(
         for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1)
     }
     dated = _dated_turns(space_id, query, when) if DATED_SHARE > 0 else []
-    rows = recall_rows.turn_texts(space_id, wanted | set(dated), when=when)
-    named = set(norm(query).split())
     asks_when = WHEN_BOOST > 0 and dates.asks_when(query)
-    # Only the turns recall may show (rows) keep a score: the postings still
-    # hold deleted and quarantined turns until the statistics are rebuilt.
+    # The postings know what scoring needs of each turn they hold; the rows
+    # are read only for turns newer than them, and in a time view.
+    rows = (
+        stats.postings.about(wanted | set(dated))
+        if ranked is not None
+        and stats is not None
+        and stats.postings is not None
+        and not stats.stale
+        else None
+    )
+    if rows is None:
+        texts = recall_rows.turn_texts(space_id, wanted | set(dated), when=when)
+        rows = _facts(texts, timed=asks_when or bool(dated))
+    elif newer := [tid for tid in dated if tid not in rows]:
+        rows |= _facts(recall_rows.turn_texts(space_id, newer, when=when), timed=True)
+    named = set(norm(query).split())
+    # Only the turns recall may show (rows) keep a score. The postings still
+    # hold a turn deleted or quarantined since they were built (until their
+    # rebuild), and one deleted may lend context meanwhile; recall never
+    # shows it, because the rows it returns are loaded with the same filters.
     if ranked is not None:
         base = {h.id: h.score for h in hits if h.id in rows}
     elif stats is not None:
         base = {
-            h.id: termstats.bm25(weights, termstats.turn_tokens(row.text, row.speaker), stats)
+            h.id: termstats.bm25(
+                weights, termstats.turn_tokens(texts[h.id].text, texts[h.id].speaker), stats
+            )
             for h in hits
-            if (row := rows.get(h.id)) is not None
+            if h.id in rows
         }
     else:
         base = {h.id: h.score for h in hits if h.id in rows}
@@ -277,7 +296,7 @@ def bm25_turns(
         floor = DATED_SHARE * (max(base.values(), default=0.0) or 1.0)
         for tid in dated:
             if tid in rows and base.get(tid, 0.0) < floor:
-                placed = DATED_TIME if dates.mentions_time(rows[tid].text) else 1.0
+                placed = DATED_TIME if rows[tid].timed else 1.0
                 base[tid] = max(base.get(tid, 0.0), floor * placed)
     scores: dict[int, float] = {}
     speakers = {tid: norm(row.speaker) for tid, row in rows.items()}
@@ -297,7 +316,7 @@ def bm25_turns(
         score = base.get(tid, 0.0) + NEIGHBOUR_SHARE * near
         if speaker and set(speaker.split()) & named:
             score *= 1 + SPEAKER_BOOST
-        if asks_when and dates.mentions_time(row.text):
+        if asks_when and row.timed:
             score *= 1 + WHEN_BOOST
         if score > 0:
             scores[tid] = score
@@ -309,6 +328,15 @@ def bm25_turns(
         TURN_TYPES,
         {("turn", i): scores[i] for i in order},
     )
+
+
+def _facts(texts: dict[int, recall_rows.TurnText], *, timed: bool) -> dict[int, TurnFacts]:
+    """What scoring needs of turns read from the database; whether each
+    places something in time only when `timed` asks (a regex per turn)."""
+    return {
+        pk: TurnFacts(t.session_id, t.speaker, timed and dates.mentions_time(t.text))
+        for pk, t in texts.items()
+    }
 
 
 def _dated_turns(space_id: int, query: str, when: TimeView | None) -> list[int]:

@@ -14,7 +14,11 @@ Positions are dense (0, 1, 2 ... in the order turns were added), so a query
 scores into one array of the space's size; `ids` maps them back to row ids.
 The arrays only grow: a deleted turn stays until the statistics are rebuilt
 (termstats.REBUILD_SECONDS) and is dropped meanwhile where recall loads the
-rows, with whatever else it may not show (screening, a time view).
+rows it shows, with whatever else it may not show (screening, a time view).
+
+Beside the words, each turn's session, speaker and whether it places
+something in time (`about`): what the turn channel weighs a candidate and
+its neighbours by, which it read from the database for every query before.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import threading
 from array import array
 from collections.abc import Collection, Iterable, Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,9 +35,34 @@ import numpy as np
 # 100k turns cheap.
 _CAP = 0xFFFF
 
+# A turn's flags: screened clean when added (recall may show it), and
+# placing something in time (dates.mentions_time).
+_SHOWN = 1
+_TIMED = 2
+
+
+class TurnFacts(NamedTuple):
+    """What the turn channel weighs a turn by, besides its words."""
+
+    session_id: int
+    speaker: str
+    timed: bool  # it places something in time (an answer to "when")
+
 
 class Postings:
-    __slots__ = ("ids", "lengths", "at", "said", "_lock")
+    __slots__ = (
+        "ids",
+        "lengths",
+        "at",
+        "said",
+        "sessions",
+        "speakers",
+        "flags",
+        "names",
+        "_name_at",
+        "_ordered",
+        "_lock",
+    )
 
     def __init__(self) -> None:
         # Ranking reads the arrays through numpy views, and an array with a
@@ -45,21 +75,64 @@ class Postings:
         # the turn, but never choosing candidates (the full-text index, which
         # holds the text alone, never found a turn by its speaker either).
         self.said: dict[str, array] = {}
+        self.sessions = array("q")  # position -> session id
+        self.speakers = array("I")  # position -> the speaker's place in `names`
+        self.flags = bytearray()  # position -> _SHOWN | _TIMED
+        self.names: list[str] = [""]
+        self._name_at: dict[str, int] = {"": 0}
+        self._ordered = True  # ids ascending, as termstats adds them
 
-    def add(self, rows: Iterable[tuple[int, Mapping[str, int], Mapping[str, int], int]]) -> None:
+    def add(
+        self,
+        rows: Iterable[
+            tuple[int, Mapping[str, int], Mapping[str, int], int, tuple[int, str, bool, bool]]
+        ],
+    ) -> None:
         """Append turns given as (row id, count of each word of the text,
-        of the speaker's name, length)."""
+        of the speaker's name, length, (session id, speaker, places something
+        in time, screened clean))."""
         with self._lock:
-            for pk, counts, said, size in rows:
+            for pk, counts, said, size, (session, speaker, timed, shown) in rows:
                 position = len(self.ids) << 32
+                if self.ids and pk <= self.ids[-1]:
+                    self._ordered = False
                 self.ids.append(pk)
                 self.lengths.append(min(size, _CAP))
+                self.sessions.append(session)
+                name = self._name_at.get(speaker)
+                if name is None:
+                    name = self._name_at[speaker] = len(self.names)
+                    self.names.append(speaker)
+                self.speakers.append(name)
+                self.flags.append((_SHOWN if shown else 0) | (_TIMED if timed else 0))
                 # A word's count is at most the turn's length: only so long a
                 # turn needs its counts capped.
                 capped = size > _CAP
                 _append(self.at, position, counts, capped)
                 if said:
                     _append(self.said, position, said, capped)
+
+    def about(self, ids: Collection[int]) -> dict[int, TurnFacts] | None:
+        """The facts of the turns among `ids` held here that were screened
+        clean when added; None when the ids were not added in order (then
+        the caller asks the database)."""
+        with self._lock:
+            if not self._ordered:
+                return None
+            if not ids or not self.ids:
+                return {}
+            held = np.frombuffer(self.ids, dtype=np.int64)
+            wanted = np.fromiter(ids, dtype=np.int64, count=len(ids))
+            at = np.minimum(np.searchsorted(held, wanted), held.size - 1)
+            found = held[at] == wanted
+            del held  # no view outlives the lock (see __init__)
+            out: dict[int, TurnFacts] = {}
+            for pk, position in zip(wanted[found].tolist(), at[found].tolist(), strict=True):
+                flags = self.flags[position]
+                if flags & _SHOWN:
+                    speaker = self.names[self.speakers[position]]
+                    out[pk] = TurnFacts(self.sessions[position], speaker, bool(flags & _TIMED))
+            return out
 
     def rank(
         self,

@@ -198,17 +198,19 @@ def first_turn_time(space_id: int) -> datetime | None:
 
 def turn_texts_after(
     space_id: int, after: int, *, page: int = 2000
-) -> Iterator[tuple[int, str, str]]:
-    """(id, text, speaker) of every turn of the space past id `after`, in id
-    order, a page at a time (for word statistics over a whole space)."""
+) -> Iterator[tuple[int, str, str, int, bool]]:
+    """(id, text, speaker, session id, screened clean) of every turn of the
+    space past id `after`, in id order, a page at a time (for word
+    statistics over a whole space)."""
     sql = (
-        f"SELECT t.id, t.text, {_speaker_sql('t.metadata')} FROM {Turn._meta.db_table} t "
+        f"SELECT t.id, t.text, {_speaker_sql('t.metadata')}, t.session_id, t.screen_status "
+        f"FROM {Turn._meta.db_table} t "
         "WHERE t.space_id = %s AND t.id > %s ORDER BY t.id LIMIT %s"
     )
     while True:
         batch = _fetch(sql, [space_id, after, page])
-        for pk, text, speaker in batch:
-            yield pk, text or "", str(speaker or "")
+        for pk, text, speaker, session_id, screen in batch:
+            yield pk, text or "", str(speaker or ""), session_id, screen == "ok"
         if len(batch) < page:
             return
         after = batch[-1][0]

@@ -34,10 +34,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.cache import cache
 from django.db import connection
 
 from engram_site.threads import DbThreadPool
 from memory.models import MemoryItem, Space
+from memory.services.recall import dates
 from memory.services.recall import rows as recall_rows
 from memory.services.recall.postings import Postings
 
@@ -99,6 +101,12 @@ def turn_tokens(text: str, speaker: str) -> list[str]:
     return words
 
 
+# A turn's session id, speaker, whether it places something in time and
+# whether it was screened clean (Postings.add).
+About = tuple[int, str, bool, bool]
+UNKNOWN: About = (0, "", False, True)
+
+
 @dataclass(slots=True)
 class Stats:
     docs: int = 0
@@ -113,15 +121,24 @@ class Stats:
     rebuilding: bool = False
     # Turn statistics also keep where each word occurs (postings.py).
     postings: Postings | None = None
+    # The space's forget mark (forgotten()) when these were built, and
+    # whether a newer one has been seen since: then the postings may hold
+    # forgotten turns, and the turn channel reads its candidates' rows from
+    # the database until the rebuild lands.
+    forgets: Any = None
+    stale: bool = False
 
     def add(self, rows: Iterable[tuple[int, list[str]]]) -> None:
-        self.add_said((pk, words, []) for pk, words in rows)
+        self.add_said((pk, words, [], UNKNOWN) for pk, words in rows)
 
-    def add_said(self, rows: Iterable[tuple[int, list[str], list[str]]]) -> None:
+    def add_said(self, rows: Iterable[tuple[int, list[str], list[str], About]]) -> None:
         """Rows with the words of their speaker apart: those count as words
-        of the row, but the postings keep them aside (see Postings.rank)."""
-        page: list[tuple[int, Counter[str], Counter[str], int]] = []
-        for pk, words, said in rows:
+        of the row, but the postings keep them aside (see Postings.rank).
+        Each row's last part is what the postings keep of a turn besides
+        its words (session id, speaker, places something in time, screened
+        clean); facts' statistics keep no postings and ignore it."""
+        page: list[tuple[int, Counter[str], Counter[str], int, About]] = []
+        for pk, words, said, about in rows:
             counts, by = Counter(words), Counter(said)
             size = len(words) + len(said)
             self.docs += 1
@@ -129,7 +146,7 @@ class Stats:
             self.df.update(counts.keys() | by.keys())
             self.last_id = max(self.last_id, pk)
             if self.postings is not None:
-                page.append((pk, counts, by, size))
+                page.append((pk, counts, by, size, about))
                 if len(page) >= 2000:  # a page at a time, not the space's counts at once
                     self.postings.add(page)
                     page = []
@@ -150,15 +167,20 @@ _lock = threading.Lock()
 _rebuilds = DbThreadPool("engram-termstats", 1)
 
 
-def _new_turns(space_id: int, after: int) -> Iterable[tuple[int, list[str], list[str]]]:
+def _new_turns(space_id: int, after: int) -> Iterable[tuple[int, list[str], list[str], About]]:
     # The speaker's words apart (turn_tokens joins them for scoring).
     return (
-        (pk, tokens(text), tokens(speaker) if SPEAKER_WORD and speaker else [])
-        for pk, text, speaker in recall_rows.turn_texts_after(space_id, after)
+        (
+            pk,
+            tokens(text),
+            tokens(speaker) if SPEAKER_WORD and speaker else [],
+            (session_id, speaker, dates.mentions_time(text), clean),
+        )
+        for pk, text, speaker, session_id, clean in recall_rows.turn_texts_after(space_id, after)
     )
 
 
-def _new_items(space_id: int, after: int) -> Iterable[tuple[int, list[str], list[str]]]:
+def _new_items(space_id: int, after: int) -> Iterable[tuple[int, list[str], list[str], About]]:
     # Every stored fact, live or not: these counts only decide which of a
     # query's words are too common to look up (search.doc_frequency).
     rows = (
@@ -167,7 +189,7 @@ def _new_items(space_id: int, after: int) -> Iterable[tuple[int, list[str], list
         .values_list("id", "text", "subject", "object")
         .iterator(chunk_size=2000)
     )
-    return ((pk, tokens(f"{text} {subject} {obj}"), []) for pk, text, subject, obj in rows)
+    return ((pk, tokens(f"{text} {subject} {obj}"), [], UNKNOWN) for pk, text, subject, obj in rows)
 
 
 _LOADERS = {"turn": _new_turns, "item": _new_items}
@@ -208,16 +230,46 @@ def _stats(space: Space, target: str) -> Stats:
             if now - stats.refreshed < REFRESH_SECONDS:
                 return stats
         stats.refreshed = now
+        if stats.postings is not None and not stats.stale:
+            if stats.forgets is None:
+                stats.forgets = _forget_mark(space_id)  # read before the first rows
+            elif _forget_mark(space_id) != stats.forgets:
+                stats.stale = True
+                if not stats.rebuilding:
+                    stats.rebuilding = True
+                    _rebuilds.submit(_rebuild, key, space_id, target, stats)
         stats.add_said(_LOADERS[target](space_id, stats.last_id))
         return stats
 
 
 def drop_space(space_id: int) -> None:
-    """Forget this process's statistics of one space (after a hard forget:
-    their words and postings are the forgotten text's)."""
+    """Forget this process's statistics of one space."""
     with _lock:
         for key in [k for k in _cache if k[2] == space_id]:
             del _cache[key]
+
+
+def forgotten(space_id: int) -> None:
+    """After a hard forget: their words and postings are the forgotten
+    text's. This process drops the space's statistics; every other process
+    sees the space's new forget mark within REFRESH_SECONDS and stops
+    trusting its postings until they are rebuilt."""
+    drop_space(space_id)
+    try:
+        cache.set(_forget_key(space_id), time.time_ns(), timeout=None)
+    except Exception:  # a cache away leaves the others to their rebuild
+        pass
+
+
+def _forget_key(space_id: int) -> str:
+    return f"recall:forgot:{space_id}"
+
+
+def _forget_mark(space_id: int) -> Any:
+    try:
+        return cache.get(_forget_key(space_id), 0)
+    except Exception:  # no mark can be read: as if none changed
+        return "unreadable"
 
 
 def _empty(target: str, *, built: float, space_created: Any) -> Stats:
@@ -227,6 +279,8 @@ def _empty(target: str, *, built: float, space_created: Any) -> Stats:
 
 def _rebuild(key: tuple[str, str, int], space_id: int, target: str, old: Stats) -> None:
     fresh = _empty(target, built=time.monotonic(), space_created=old.space_created)
+    if fresh.postings is not None:
+        fresh.forgets = _forget_mark(space_id)
     try:
         fresh.add_said(_LOADERS[target](space_id, 0))
     finally:
