@@ -270,6 +270,7 @@ def bm25_turns(
         and not stats.stale
         else None
     )
+    texts: dict[int, recall_rows.TurnText] = {}  # read only when the postings cannot say
     if rows is None:
         texts = recall_rows.turn_texts(space_id, wanted | set(dated), when=when)
         rows = _facts(texts, timed=asks_when or bool(dated))
