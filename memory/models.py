@@ -581,8 +581,11 @@ class PalaceEntry(models.Model):
                 fields=["space", "wing", "room_no", "slot"], name="palace_unique_slot"
             ),
         ]
+        # No index on (space, wing, room_no) beside the unique one it is a
+        # prefix of: with stale statistics PostgreSQL walked that one and
+        # sorted a whole wing's slots to find its last (the room directory
+        # of every /context: 25 ms at 100k facts, 0.4 ms on the unique one).
         indexes = [
-            models.Index(fields=["space", "wing", "room_no"], name="palace_room_idx"),
             models.Index(fields=["space", "wing", "topic"], name="palace_topic_idx"),
             models.Index(fields=["space", "placard"], name="palace_placard_idx"),
             models.Index(fields=["space", "due_at"], name="palace_due_idx"),
