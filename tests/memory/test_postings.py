@@ -149,7 +149,7 @@ def test_a_turn_quarantined_when_added_never_scores(space) -> None:
 
 
 @pytest.mark.django_db
-def test_the_postings_know_a_turns_session_speaker_and_time(space) -> None:
+def test_the_postings_know_a_turns_session_and_speaker(space) -> None:
     s, _ = Session.objects.get_or_create(space=space, external_id="s")
     said = Turn.objects.create(
         space=space, session=s, role="user", text="kayak last Friday", metadata={"name": "Ana"}
@@ -158,10 +158,23 @@ def test_the_postings_know_a_turns_session_speaker_and_time(space) -> None:
     stats = termstats.turn_stats(space)
     assert stats.postings is not None
     about = stats.postings.about([said.pk, plain.pk, plain.pk + 1000])
-    assert about == {
-        said.pk: TurnFacts(s.pk, "Ana", True),
-        plain.pk: TurnFacts(s.pk, "", False),
-    }
+    # Not whether a turn places something in time: a "when" question reads rows.
+    assert about == {said.pk: TurnFacts(s.pk, "Ana"), plain.pk: TurnFacts(s.pk, "")}
+
+
+@pytest.mark.django_db
+def test_a_when_question_reads_its_candidates_rows(space, monkeypatch) -> None:
+    _turns(space, ["kayak trip", "kayak trip last Friday"])
+    read: list[int] = []
+    texts = channels.recall_rows.turn_texts
+    monkeypatch.setattr(
+        channels.recall_rows, "turn_texts", lambda *a, **k: read.append(1) or texts(*a, **k)
+    )
+    plain = channels.bm25_turns(space=space, query="kayak trip", limit=10, when=None)
+    assert read == [] and len(plain.keys) == 2
+    when = channels.bm25_turns(space=space, query="When was the kayak trip?", limit=10, when=None)
+    # The turn that places it in time comes first, as the rows tell.
+    assert read == [1] and when.keys[0][1] == plain.keys[1][1]
 
 
 @pytest.mark.django_db

@@ -16,9 +16,9 @@ The arrays only grow: a deleted turn stays until the statistics are rebuilt
 (termstats.REBUILD_SECONDS) and is dropped meanwhile where recall loads the
 rows it shows, with whatever else it may not show (screening, a time view).
 
-Beside the words, each turn's session, speaker and whether it places
-something in time (`about`): what the turn channel weighs a candidate and
-its neighbours by, which it read from the database for every query before.
+Beside the words, each turn's session and speaker, and whether it was
+screened clean (`about`): what the turn channel weighs a candidate and its
+neighbours by, which it read from the database for every query before.
 """
 
 from __future__ import annotations
@@ -35,18 +35,15 @@ import numpy as np
 # 100k turns cheap.
 _CAP = 0xFFFF
 
-# A turn's flags: screened clean when added (recall may show it), and
-# placing something in time (dates.mentions_time).
-_SHOWN = 1
-_TIMED = 2
-
 
 class TurnFacts(NamedTuple):
     """What the turn channel weighs a turn by, besides its words."""
 
     session_id: int
     speaker: str
-    timed: bool  # it places something in time (an answer to "when")
+    # It places something in time (dates.mentions_time); the postings do not
+    # know, so theirs say False, and a question that needs it reads rows.
+    timed: bool = False
 
 
 class Postings:
@@ -57,7 +54,7 @@ class Postings:
         "said",
         "sessions",
         "speakers",
-        "flags",
+        "shown",
         "names",
         "_name_at",
         "_ordered",
@@ -77,7 +74,7 @@ class Postings:
         self.said: dict[str, array] = {}
         self.sessions = array("q")  # position -> session id
         self.speakers = array("I")  # position -> the speaker's place in `names`
-        self.flags = bytearray()  # position -> _SHOWN | _TIMED
+        self.shown = bytearray()  # position -> 1 if screened clean when added
         self.names: list[str] = [""]
         self._name_at: dict[str, int] = {"": 0}
         self._ordered = True  # ids ascending, as termstats adds them
@@ -85,14 +82,14 @@ class Postings:
     def add(
         self,
         rows: Iterable[
-            tuple[int, Mapping[str, int], Mapping[str, int], int, tuple[int, str, bool, bool]]
+            tuple[int, Mapping[str, int], Mapping[str, int], int, tuple[int, str, bool]]
         ],
     ) -> None:
         """Append turns given as (row id, count of each word of the text,
-        of the speaker's name, length, (session id, speaker, places something
-        in time, screened clean))."""
+        of the speaker's name, length, (session id, speaker, screened
+        clean))."""
         with self._lock:
-            for pk, counts, said, size, (session, speaker, timed, shown) in rows:
+            for pk, counts, said, size, (session, speaker, shown) in rows:
                 position = len(self.ids) << 32
                 if self.ids and pk <= self.ids[-1]:
                     self._ordered = False
@@ -104,7 +101,7 @@ class Postings:
                     name = self._name_at[speaker] = len(self.names)
                     self.names.append(speaker)
                 self.speakers.append(name)
-                self.flags.append((_SHOWN if shown else 0) | (_TIMED if timed else 0))
+                self.shown.append(1 if shown else 0)
                 # A word's count is at most the turn's length: only so long a
                 # turn needs its counts capped.
                 capped = size > _CAP
@@ -128,10 +125,9 @@ class Postings:
             del held  # no view outlives the lock (see __init__)
             out: dict[int, TurnFacts] = {}
             for pk, position in zip(wanted[found].tolist(), at[found].tolist(), strict=True):
-                flags = self.flags[position]
-                if flags & _SHOWN:
+                if self.shown[position]:
                     speaker = self.names[self.speakers[position]]
-                    out[pk] = TurnFacts(self.sessions[position], speaker, bool(flags & _TIMED))
+                    out[pk] = TurnFacts(self.sessions[position], speaker)
             return out
 
     def rank(

@@ -39,7 +39,6 @@ from django.db import connection
 
 from engram_site.threads import DbThreadPool
 from memory.models import MemoryItem, Space
-from memory.services.recall import dates
 from memory.services.recall import rows as recall_rows
 from memory.services.recall.postings import Postings
 
@@ -101,10 +100,9 @@ def turn_tokens(text: str, speaker: str) -> list[str]:
     return words
 
 
-# A turn's session id, speaker, whether it places something in time and
-# whether it was screened clean (Postings.add).
-About = tuple[int, str, bool, bool]
-UNKNOWN: About = (0, "", False, True)
+# A turn's session id, speaker and whether it was screened clean (Postings.add).
+About = tuple[int, str, bool]
+UNKNOWN: About = (0, "", True)
 
 
 @dataclass(slots=True)
@@ -135,8 +133,8 @@ class Stats:
         """Rows with the words of their speaker apart: those count as words
         of the row, but the postings keep them aside (see Postings.rank).
         Each row's last part is what the postings keep of a turn besides
-        its words (session id, speaker, places something in time, screened
-        clean); facts' statistics keep no postings and ignore it."""
+        its words (session id, speaker, screened clean); facts' statistics
+        keep no postings and ignore it."""
         page: list[tuple[int, Counter[str], Counter[str], int, About]] = []
         for pk, words, said, about in rows:
             counts, by = Counter(words), Counter(said)
@@ -174,7 +172,7 @@ def _new_turns(space_id: int, after: int) -> Iterable[tuple[int, list[str], list
             pk,
             tokens(text),
             tokens(speaker) if SPEAKER_WORD and speaker else [],
-            (session_id, speaker, dates.mentions_time(text), clean),
+            (session_id, speaker, clean),
         )
         for pk, text, speaker, session_id, clean in recall_rows.turn_texts_after(space_id, after)
     )
