@@ -478,15 +478,12 @@ def _materialise(
         ctx = part.ctx
         found: tuple[float, Result] | None
         if kind == "item":
-            found = _item_result(f, part.items.get(pk), ctx)
+            row = part.items.get(pk)
+            share = _share(row.text, ctx) if row is not None else 0.0
+            found = _item_result(f, row, ctx, share)
             if found is not None and found[1].type not in wanted:
                 found = None
-            if (
-                found is not None
-                and found[1].current
-                and ctx.weights
-                and _share(found[1].text, ctx) >= 1
-            ):
+            if found is not None and found[1].current and ctx.weights and share >= 1:
                 whole.add(f.key)
         elif kind == "turn":
             found = _turn_result(f, part.turns.get(pk), ctx, part.stated.get(pk, []))
@@ -553,7 +550,10 @@ def _below_successors(scored: list[tuple[float, Key, Result]]) -> None:
 # the temporal filter rejects it (or its row is gone).
 
 
-def _item_result(f: Fused, row: rows.ItemRow | None, ctx: _Context) -> tuple[float, Result] | None:
+def _item_result(
+    f: Fused, row: rows.ItemRow | None, ctx: _Context, share: float
+) -> tuple[float, Result] | None:
+    """`share`: of the query's weight, what the fact's text holds (_share)."""
     if row is None:
         return None
     window = temporal.item_visible(
@@ -562,7 +562,7 @@ def _item_result(f: Fused, row: rows.ItemRow | None, ctx: _Context) -> tuple[flo
     if window is None:
         return None
     current = temporal.item_current(window, when=ctx.when, now=ctx.now)
-    score = f.score * _item_boost(row, now=ctx.when.instant(ctx.now)) * _coverage(row.text, ctx)
+    score = f.score * _item_boost(row, now=ctx.when.instant(ctx.now)) * _coverage(share)
     if not current:
         score *= FORMER_FACT_FACTOR
     if any(w.contains(window.valid_from or row.created_at) for w in ctx.windows):
@@ -717,8 +717,8 @@ def _provider_result(
 COVERAGE_FLOOR = 0.5
 
 
-def _coverage(text: str, ctx: _Context) -> float:
-    return COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * _share(text, ctx)
+def _coverage(share: float) -> float:
+    return COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * share
 
 
 def _share(text: str, ctx: _Context) -> float:

@@ -219,12 +219,11 @@ def _stats(space: Space, target: str) -> Stats:
                 _cache.popitem(last=False)
         else:
             _cache.move_to_end(key)
-            if now - stats.built > REBUILD_SECONDS and not stats.rebuilding:
+            if now - stats.built > REBUILD_SECONDS:
                 # Rebuilt from scratch now and then, so deletions are
                 # forgotten; on a helper, so that no recall waits the
                 # 0.65 s it takes at 100k rows. These serve meanwhile.
-                stats.rebuilding = True
-                _rebuilds.submit(_rebuild, key, space_id, target, stats)
+                _start_rebuild(key, space_id, target, stats)
             if now - stats.refreshed < REFRESH_SECONDS:
                 return stats
         stats.refreshed = now
@@ -233,9 +232,7 @@ def _stats(space: Space, target: str) -> Stats:
                 stats.forgets = _forget_mark(space_id)  # read before the first rows
             elif _forget_mark(space_id) != stats.forgets:
                 stats.stale = True
-                if not stats.rebuilding:
-                    stats.rebuilding = True
-                    _rebuilds.submit(_rebuild, key, space_id, target, stats)
+                _start_rebuild(key, space_id, target, stats)
         stats.add_said(_LOADERS[target](space_id, stats.last_id))
         return stats
 
@@ -273,6 +270,14 @@ def _forget_mark(space_id: int) -> Any:
 def _empty(target: str, *, built: float, space_created: Any) -> Stats:
     postings = Postings() if target == "turn" else None
     return Stats(built=built, space_created=space_created, postings=postings)
+
+
+def _start_rebuild(key: tuple[str, str, int], space_id: int, target: str, stats: Stats) -> None:
+    """Rebuild `stats` on the helper, unless that is already under way (the
+    caller holds _lock)."""
+    if not stats.rebuilding:
+        stats.rebuilding = True
+        _rebuilds.submit(_rebuild, key, space_id, target, stats)
 
 
 def _rebuild(key: tuple[str, str, int], space_id: int, target: str, old: Stats) -> None:
