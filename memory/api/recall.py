@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Any, Literal
 
+from django.http import HttpResponse
 from ninja import Router, Schema
+from ninja.responses import NinjaJSONEncoder
 from pydantic import Field
 
 from engram_site.bounds import Instant
 from engram_site.types import SpaceRequest
 from memory.schemas import ResultOut
 from memory.services import skill_usage
-from memory.services.recall import RecallResponse, recall
+from memory.services.recall import RecallResponse, Result, recall
 from memory.services.recall import rewrite as rewrite_queries
 
 router = Router(tags=["recall"])
@@ -59,11 +62,55 @@ def _answer(request: SpaceRequest, payload: RecallIn) -> RecallResponse:
     return response
 
 
+def result_data(r: Result) -> dict[str, Any]:
+    """One result as ResultOut serialises it (test_recall_answer holds the
+    two equal for every result type)."""
+    source: dict[str, Any] = {"session_id": r.source.session_id, "turn_refs": r.source.turn_refs}
+    if r.source.document_id is not None:
+        source |= {
+            "document_id": r.source.document_id,
+            "title": r.source.title,
+            "path": r.source.path,
+            "section": r.source.section,
+        }
+    if r.source.provider is not None:
+        source |= {"provider": r.source.provider, "provider_id": r.source.provider_id}
+    return {
+        "id": r.id,
+        "type": r.type,
+        "text": r.text,
+        "score": float(r.score),
+        "channels": {name: float(value) for name, value in r.channels.items()},
+        "created_at": r.created_at,
+        "valid_from": r.valid_from,
+        "valid_to": r.valid_to,
+        "source": source,
+        "current": r.current,
+        "superseded_by": r.superseded_by,
+        "space": r.space,
+    }
+
+
+def recall_json(response: RecallResponse) -> HttpResponse:
+    """The answer RecallOut documents, serialised directly: validating the
+    dataclasses recall() built against the schema took 13% of a recall
+    request's interpreter time at 100k + 100k, and proves nothing they do
+    not already guarantee."""
+    data = {
+        "results": [result_data(r) for r in response.results],
+        "took_ms": float(response.took_ms),
+        "degraded": list(response.degraded),
+    }
+    return HttpResponse(
+        json.dumps(data, cls=NinjaJSONEncoder), content_type="application/json; charset=utf-8"
+    )
+
+
 @router.post("/recall", response=RecallOut)
-def post_recall(request: SpaceRequest, payload: RecallIn) -> RecallResponse:
-    return _answer(request, payload)
+def post_recall(request: SpaceRequest, payload: RecallIn) -> HttpResponse:
+    return recall_json(_answer(request, payload))
 
 
 @router.post("/memory/search", response=RecallOut)
-def post_memory_search(request: SpaceRequest, payload: RecallIn) -> RecallResponse:
-    return _answer(request, payload)
+def post_memory_search(request: SpaceRequest, payload: RecallIn) -> HttpResponse:
+    return recall_json(_answer(request, payload))
