@@ -1,23 +1,27 @@
-"""Reads of L5 snapshots."""
+"""Reads of L5 snapshots. Both run on every /context of a space that may
+see its host, so each is one hand-written statement (engram_site/db/rows.py
+says why)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from engram_site.db import rows
 from environment.models import EnvironmentSnapshot
 from memory.models import Space
 
 
 def latest_probe() -> EnvironmentSnapshot | None:
     """The newest snapshot of the server host."""
-    return (
-        EnvironmentSnapshot.objects.filter(space=None, source="probe")
-        .order_by("-created_at", "-id")
-        .first()
-    )
+    return _newest("space_id IS NULL AND source = %s", ["probe"])
 
 
 def latest_agent(*, space: Space, hostname: str | None = None) -> EnvironmentSnapshot | None:
     """The newest host an agent of this space reported (optionally: by name)."""
-    qs = EnvironmentSnapshot.objects.filter(space=space, source="agent")
-    if hostname is not None:
-        qs = qs.filter(hostname=hostname)
-    return qs.order_by("-created_at", "-id").first()
+    if hostname is None:
+        return _newest("space_id = %s AND source = %s", [space.pk, "agent"])
+    return _newest("space_id = %s AND source = %s AND hostname = %s", [space.pk, "agent", hostname])
+
+
+def _newest(where: str, params: list[Any]) -> EnvironmentSnapshot | None:
+    return rows.first(EnvironmentSnapshot, where, params, order="t.created_at DESC, t.id DESC")

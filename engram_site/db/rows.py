@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from django.db import models
+from django.db import DEFAULT_DB_ALIAS, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 M = TypeVar("M", bound=models.Model)
@@ -24,8 +24,16 @@ Converter = Callable[[Any, Any, BaseDatabaseWrapper], Any]
 
 def columns(model: type[models.Model], alias: str, connection: BaseDatabaseWrapper) -> str:
     """The SELECT list of the model's concrete fields, in `instance`'s order."""
-    qn = connection.ops.quote_name
-    return ", ".join(f"{alias}.{qn(f.column)}" for f in model._meta.concrete_fields)
+    key = (model, alias, connection.vendor)
+    found = _columns.get(key)
+    if found is None:
+        qn = connection.ops.quote_name
+        found = ", ".join(f"{alias}.{qn(f.column)}" for f in model._meta.concrete_fields)
+        _columns[key] = found
+    return found
+
+
+_columns: dict[tuple[type[models.Model], str, str], str] = {}
 
 
 def width(model: type[models.Model]) -> int:
@@ -33,33 +41,73 @@ def width(model: type[models.Model]) -> int:
     return len(model._meta.concrete_fields)
 
 
+def first(model: type[M], where: str, params: Sequence[Any], *, order: str = "") -> M | None:
+    """The model's first row WHERE `where` (constant SQL, values as %s) in
+    `order` (constant SQL too), as an instance; None when there is none."""
+    conn = connections[DEFAULT_DB_ALIAS]
+    table = conn.ops.quote_name(model._meta.db_table)
+    sql = f"SELECT {columns(model, 't', conn)} FROM {table} t WHERE {where}"
+    if order:
+        sql += f" ORDER BY {order}"
+    with conn.cursor() as cursor:
+        cursor.execute(sql + " LIMIT 1", params)
+        row = cursor.fetchone()
+    return instance(model, row, conn) if row is not None else None
+
+
 def instance(model: type[M], values: Sequence[Any], connection: BaseDatabaseWrapper) -> M:
     """The model instance for one row's values of `columns(model, ...)`."""
     fields = model._meta.concrete_fields
-    converted = list(values)
-    for i, (convert, expression) in _converters(model, connection):
+    return model.from_db(
+        connection.alias, [f.attname for f in fields], _convert(model, fields, values, connection)
+    )
+
+
+def values(
+    model: type[models.Model],
+    names: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    connection: BaseDatabaseWrapper,
+) -> list[dict[str, Any]]:
+    """Rows selecting the model's columns `names` (attnames, in that order)
+    as QuerySet.values(*names) gives them."""
+    by_attname = {f.attname: f for f in model._meta.concrete_fields}
+    fields = tuple(by_attname[n] for n in names)
+    return [dict(zip(names, _convert(model, fields, row, connection), strict=True)) for row in rows]
+
+
+def _convert(
+    model: type[models.Model],
+    fields: Sequence[Any],
+    row: Sequence[Any],
+    connection: BaseDatabaseWrapper,
+) -> list[Any]:
+    converted = list(row)
+    for i, (convert, expression) in _converters(model, tuple(fields), connection):
         value = converted[i]
         for c in convert:
             value = c(value, expression, connection)
         converted[i] = value
-    return model.from_db(connection.alias, [f.attname for f in fields], converted)
+    return converted
 
 
 def _converters(
-    model: type[models.Model], connection: BaseDatabaseWrapper
+    model: type[models.Model], fields: tuple[Any, ...], connection: BaseDatabaseWrapper
 ) -> list[tuple[int, tuple[list[Converter], Any]]]:
-    # Worked out once per model and connection: the backend's converters are
-    # bound to its connection (SQLite makes datetimes aware in its time zone).
-    cache: dict[type[models.Model], Any] = connection.__dict__.setdefault(
-        "_engram_row_converters", {}
-    )
-    found = cache.get(model)
+    # Worked out once per field list and connection: the backend's
+    # converters are bound to its connection (SQLite makes datetimes aware
+    # in its time zone).
+    # django.db.connection is a proxy shared by every thread: the cache goes
+    # on the thread's own wrapper behind it.
+    wrapper = connections[connection.alias]
+    cache: dict[tuple[Any, ...], Any] = wrapper.__dict__.setdefault("_engram_row_converters", {})
+    found = cache.get(fields)
     if found is None:
         found = []
-        for i, field in enumerate(model._meta.concrete_fields):
+        for i, field in enumerate(fields):
             col = field.get_col(model._meta.db_table)
-            convert = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
+            convert = wrapper.ops.get_db_converters(col) + col.get_db_converters(wrapper)
             if convert:
                 found.append((i, (convert, col)))
-        cache[model] = found
+        cache[fields] = found
     return found

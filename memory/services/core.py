@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from engram_site.db import rows
 from memory import screening
 from memory.errors import Conflict, Invalid, NotFound
 from memory.models import CoreBlock, CoreBlockVersion, MemoryItem, Space
@@ -65,7 +66,7 @@ def load_block(*, space: Space, label: str) -> CoreBlock:
     """The block row, created empty on first use, without consulting the mirror."""
     _check_label(label)
     budget = budget_for(label)
-    block = CoreBlock.objects.filter(space=space, label=label).first()
+    block = _stored_block(space, label)
     if block is None:
         try:
             with transaction.atomic():
@@ -78,6 +79,12 @@ def load_block(*, space: Space, label: str) -> CoreBlock:
         CoreBlock.objects.filter(pk=block.pk).update(budget_tokens=budget)
         block.budget_tokens = budget
     return block
+
+
+def _stored_block(space: Space, label: str) -> CoreBlock | None:
+    # One hand-written statement: /context reads two blocks on every turn
+    # (engram_site/db/rows.py says why).
+    return rows.first(CoreBlock, "t.space_id = %s AND t.label = %s", [space.pk, label])
 
 
 def get_block(*, space: Space, label: str) -> CoreBlock:

@@ -1,6 +1,6 @@
-"""The API key lookup reads its key and spaces with one hand-written
-statement (memory.services.spaces.authenticate, engram_site/db/rows.py): what
-it gives must equal what the ORM gives, field by field, on both databases."""
+"""Hot reads written by hand (engram_site/db/rows.py): the API key lookup
+(memory.services.spaces.authenticate), rows.first and rows.values must give
+what the ORM gives, field by field, on both databases."""
 
 from __future__ import annotations
 
@@ -59,3 +59,40 @@ def test_wrong_secret_revoked_and_unknown_keys_are_refused() -> None:
     assert authenticate("not-a-key") is None
     revoke_api_key(key=key)
     assert authenticate(plain) is None
+
+
+@pytest.mark.django_db
+def test_first_and_values_equal_the_orms_with_json_and_datetimes(space: Space) -> None:
+    from engram_site.db import rows
+    from environment.models import EnvironmentSnapshot
+    from memory.models import PalaceEntry
+
+    for n in range(3):
+        EnvironmentSnapshot.objects.create(
+            space=space, source="agent", hostname=f"h{n}", data={"os": "linux", "n": n, "ok": True}
+        )
+    found = rows.first(
+        EnvironmentSnapshot,
+        "t.space_id = %s AND t.source = %s",
+        [space.pk, "agent"],
+        order="t.created_at DESC, t.id DESC",
+    )
+    orm = EnvironmentSnapshot.objects.filter(space=space).order_by("-created_at", "-id").first()
+    assert found is not None and orm is not None
+    assert _fields(found) == _fields(orm)
+    assert found.data == {"os": "linux", "n": 2, "ok": True}
+    assert rows.first(EnvironmentSnapshot, "t.space_id = %s", [space.pk + 1000]) is None
+
+    PalaceEntry.objects.create(
+        space=space, wing="fact", room_no=1, slot=1, placard="p", due_at=timezone.now()
+    )
+    names = ("item_id", "wing", "slot", "due_at", "placard_unique")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            'SELECT item_id, wing, slot, due_at, placard_unique FROM "memory_palaceentry" '
+            "WHERE space_id = %s",
+            [space.pk],
+        )
+        got = rows.values(PalaceEntry, names, cursor.fetchall(), connection)
+    assert got == list(PalaceEntry.objects.filter(space=space).values(*names))
+    assert got[0]["placard_unique"] is True and got[0]["due_at"].tzinfo is not None
