@@ -4,9 +4,10 @@ On the hottest paths, building an ORM query costs more than running it: the
 API key lookup with its two spaces (a select_related over two joins) took
 about 1.3 ms to compile and 0.05 ms to run on SQLite, on every request. Here
 a statement names a model's columns once (`columns`) and each row becomes an
-instance through the converters the ORM itself would apply (`instance`):
-SQLite's text datetimes made aware, its integer booleans, JSON text. So an
-instance read this way equals the one a QuerySet gives.
+instance (`instance`, `first`) or a dict (`values`) through the converters
+the ORM itself would apply: SQLite's text datetimes made aware, its integer
+booleans, JSON text. So what is read this way equals what a QuerySet gives
+(tests/foundation/test_db_rows.py).
 """
 
 from __future__ import annotations
@@ -96,9 +97,8 @@ def _converters(
 ) -> list[tuple[int, tuple[list[Converter], Any]]]:
     # Worked out once per field list and connection: the backend's
     # converters are bound to its connection (SQLite makes datetimes aware
-    # in its time zone).
-    # django.db.connection is a proxy shared by every thread: the cache goes
-    # on the thread's own wrapper behind it.
+    # in its time zone). django.db.connection is a proxy shared by every
+    # thread, so the cache goes on the thread's own wrapper behind it.
     wrapper = connections[connection.alias]
     cache: dict[tuple[Any, ...], Any] = wrapper.__dict__.setdefault("_engram_row_converters", {})
     found = cache.get(fields)
