@@ -30,6 +30,8 @@ from typing import Any
 from a2wsgi.wsgi import build_environ
 from starlette.types import Message, Receive, Scope, Send
 
+from engram_site.threads import answering
+
 Headers = list[tuple[bytes, bytes]]
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
 
@@ -51,7 +53,9 @@ class WsgiBridge:
         environ = build_environ(scope, io.BytesIO(body))  # type: ignore[arg-type]
         loop = asyncio.get_running_loop()
         run = functools.partial(contextvars.copy_context().run, self._answer, environ, loop, send)
-        answer = await loop.run_in_executor(self.executor, run)
+        # Counted from here, the queue for a thread included (threads.py).
+        with answering():
+            answer = await loop.run_in_executor(self.executor, run)
         if answer is not None:
             status, headers, content = answer
             await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -107,8 +107,9 @@ class RecallResponse:
 # turns: both spend most of their time inside the database library, which
 # releases the GIL (at 100k facts + 100k turns, 2 cores, measured side by
 # side: p50 12.2 -> 9.6 ms). When no helper is free, or inside a transaction,
-# they run in turn.
-_helpers = DbThreadPool("engram-recall", settings.ENGRAM["RECALL_THREADS"])
+# they run in turn, and while the process answers other requests too
+# (threads.py: then they only add work).
+_helpers = DbThreadPool("engram-recall", settings.ENGRAM["RECALL_THREADS"], alone=True)
 
 
 def _pool(k: int) -> int:
