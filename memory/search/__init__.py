@@ -50,6 +50,7 @@ def search(
     when: TimeView | None = None,
     doc_frequency: Callable[[str], int] | None = None,
     budget: int | None = None,
+    idf: Callable[[str], float] | None = None,
 ) -> list[Hit]:
     """Rank rows of `target` in one space against `query`, best first.
 
@@ -60,7 +61,9 @@ def search(
     `doc_frequency` gives a term's row count from the caller's own
     statistics, sparing the index one count query per term.
     `budget` lowers MATCH_BUDGET and SCAN_CAP for this call (a linked
-    space's lighter search; recall.channels.Budget)."""
+    space's lighter search; recall.channels.Budget).
+    `idf` gives a term's IDF in the space: PostgreSQL then ranks by it
+    (_pg.py) instead of by its own cover density, which knows no IDF."""
     budget = MATCH_BUDGET if budget is None else min(budget, MATCH_BUDGET)
     terms = query_terms(query)
     if not terms or limit <= 0:
@@ -80,6 +83,7 @@ def search(
         when=when,
         scan_cap=min(SCAN_CAP, budget),
         matches=matches,
+        weights={t: idf(t) for t in terms} if idf is not None else None,
     )
 
 

@@ -7,6 +7,7 @@ an FTS5 string, so user text is never parsed as query syntax."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection
@@ -82,9 +83,12 @@ def search(
     when: TimeView | None,
     scan_cap: int,
     matches: int | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[Hit]:
     # `matches` (how many rows the terms match, when known) is for backends
     # that choose a plan by it; FTS5's walk of the match is the same either way.
+    # `weights` (each term's IDF in the space) is for backends that cannot
+    # weigh terms themselves; FTS5's bm25() does.
     from memory.search import Hit
 
     sql, params = search_sql(

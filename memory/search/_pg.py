@@ -12,6 +12,7 @@ one bound parameter, each quoted as a lexeme."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection
@@ -61,6 +62,7 @@ def search(
     when: TimeView | None,
     scan_cap: int,
     matches: int | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[Hit]:
     from memory.search import Hit
 
@@ -69,22 +71,33 @@ def search(
         target, prefix="", space_id=space_id, live_only=live_only, when=when
     )
     query = tsquery(terms)
-    # In the order of the placeholders below: rank, match, filters, cap, limit.
-    params: list[Any] = [query, query, *filter_params]
-    params += [scan_cap, limit]
     # Rank only the newest scan_cap matches of the space (see SCAN_CAP in the
-    # facade): a top-N by id is cheap, ts_rank_cd on every match is not. The
+    # facade): a top-N by id is cheap, ranking every match is not. The
     # tsquery is written inline (not in a CTE) so the planner sees it and can
     # use the column's statistics: for a rare term it reads the GIN index, for
     # a term in most rows it walks the primary key backwards and stops at the
     # cap, instead of fetching every match through a bitmap.
-    sql = (
-        f"SELECT id, ts_rank_cd(tsv, to_tsquery('english', %s), 1) AS rank FROM ("
+    matched = (
         f"SELECT id, {COLUMN} AS tsv FROM {table} "
         f"WHERE {COLUMN} @@ to_tsquery('english', %s) AND {' AND '.join(where)} "
-        "ORDER BY id DESC LIMIT %s) AS m "
-        "ORDER BY rank DESC, id LIMIT %s"
+        "ORDER BY id DESC LIMIT %s"
     )
+    if weights:
+        rank, rank_params, per_term = _weighted_rank([t for t in terms if t in weights], weights)
+        # In the order of the placeholders: rank weights, match, filters, cap,
+        # each term's query, limit.
+        params: list[Any] = [*rank_params, query, *filter_params, scan_cap, *per_term, limit]
+        terms_sql = ", ".join(f"to_tsquery('english', %s) AS q{i}" for i in range(len(per_term)))
+        sql = (
+            f"SELECT id, {rank} AS rank FROM ({matched}) AS m, (SELECT {terms_sql}) AS q "
+            "ORDER BY rank DESC, id LIMIT %s"
+        )
+    else:
+        params = [query, query, *filter_params, scan_cap, limit]
+        sql = (
+            f"SELECT id, ts_rank_cd(tsv, to_tsquery('english', %s), 1) AS rank "
+            f"FROM ({matched}) AS m ORDER BY rank DESC, id LIMIT %s"
+        )
     with connection.cursor() as cursor:
         if matches is not None and matches <= BITMAP_FACTOR * scan_cap and _client_binding():
             rows = _without_index_walks(cursor, sql, params)
@@ -92,6 +105,22 @@ def search(
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     return [Hit(id=row[0], score=float(row[1])) for row in rows]
+
+
+def _weighted_rank(
+    terms: list[str], weights: Mapping[str, float]
+) -> tuple[str, list[Any], list[str]]:
+    """The rank of a row `tsv` as SQL: the IDF of each query term it holds,
+    summed, over 1 + ln(its length in lexemes), the length normalisation
+    ts_rank_cd's option 1 applies. ts_rank_cd itself knows no IDF (a word in
+    every fact counts as much as a name in one) and reads each row's
+    positions to find covers: at 100k facts it took about 4 us a row, 2 ms
+    of a recall's 4 ms in PostgreSQL, where testing a term is a binary
+    search of the row's sorted lexemes. (SQL, its weights, each term's
+    tsquery.)"""
+    held = " + ".join(f"%s::float8 * (tsv @@ q.q{i})::int" for i in range(len(terms)))
+    sql = f"(({held}) / (1 + ln(greatest(length(tsv), 1))))"
+    return sql, [weights[t] for t in terms], [tsquery([t]) for t in terms]
 
 
 # When the caller knows the terms match few of the space's rows, the matches

@@ -121,9 +121,10 @@ def _section(r: Any) -> int:
 
 def render_recalled(
     results: list[Any], *, budget: int, folded: dict[str, list[Any]] | None = None
-) -> str:
+) -> tuple[str, int]:
+    """The block and its token count."""
     if not results:
-        return ""
+        return "", 0
     folded = folded or {}
     head = f"<{RECALLED_TAG}>\n{RECALL_WARNING}"
     tail = f"</{RECALLED_TAG}>"
@@ -135,13 +136,15 @@ def render_recalled(
         if used + cost > budget:
             remaining = budget - used
             if remaining > 20 and not lines:
-                lines.append(truncate_to_tokens(line, remaining))
+                line = truncate_to_tokens(line, remaining)
+                lines.append(line)
+                used += estimate_tokens(line)
             break
         lines.append(line)
         used += cost
     if not lines:
-        return ""
-    return "\n".join([head, *lines, tail])
+        return "", 0
+    return "\n".join([head, *lines, tail]), used
 
 
 def _start_recall(spaces: tuple[Space, ...], query: str, when: dict[str, Any]) -> Future[Any]:
@@ -163,18 +166,18 @@ def _start_recall(spaces: tuple[Space, ...], query: str, when: dict[str, Any]) -
 
 def _collect_recall(
     future: Future[Any], *, deadline: float, space: Space, query: str
-) -> tuple[str, bool, list[str]]:
-    """(rendered block, whether it was left out for being late or failing,
-    the recall channels that were degraded)."""
+) -> tuple[tuple[str, int], bool, list[str]]:
+    """(rendered block and its tokens, whether it was left out for being late
+    or failing, the recall channels that were degraded)."""
     try:
         response = future.result(timeout=max(0.0, deadline - time.monotonic()))
     except FutureTimeout:
         future.cancel()
         log.warning("recall for the context was late; left out")
-        return "", True, []
+        return ("", 0), True, []
     except Exception:
         log.exception("recall for the context failed; left out")
-        return "", True, []
+        return ("", 0), True, []
     # Two gates for injection. The score floor keeps weak matches out (scores
     # are 0..1, graded against the best result); the relevance gate keeps out
     # anything that shares no distinctive word with the query, however well
@@ -187,34 +190,38 @@ def _collect_recall(
     return render_recalled(kept, budget=budget, folded=folded), False, list(response.degraded)
 
 
-def _fit_core(label: str, block: Any, budget: int) -> str:
-    """The rendered block, its body cut to whole lines if `budget` is short."""
+def _fit_core(label: str, block: Any, budget: int) -> tuple[str, int]:
+    """The rendered block, its body cut to whole lines if `budget` is short,
+    and its token count."""
     fill = core.usage(block=block)
     rendered = render_core(label=label, text=block.text, fill=fill)
-    if estimate_tokens(rendered) <= budget:
-        return rendered
+    tokens = estimate_tokens(rendered)
+    if tokens <= budget:
+        return rendered, tokens
     overhead = estimate_tokens(render_core(label=label, text="", fill=fill))
     if budget - overhead <= 5:
-        return ""
-    return render_core(
+        return "", 0
+    rendered = render_core(
         label=label, text=truncate_to_tokens(clean(block.text), budget - overhead), fill=fill
     )
+    return rendered, estimate_tokens(rendered)
 
 
 DUE_CAP = 100
 
 
-def render_palace(space: Space, *, budget: int) -> str:
+def render_palace(space: Space, *, budget: int) -> tuple[str, int]:
     """The room directory (slots used per room, its latest placard) and how
     many entries are due for review: the corridor an agent picks a room
     from before it searches (memory_search room=...). Whole lines only,
-    within `budget`; nothing for a space with an empty palace."""
+    within `budget`; nothing for a space with an empty palace. With its
+    token count."""
     from memory.services.palace import review, tour
 
     rooms = tour.directory(space)
     due = review.due_count(space, cap=DUE_CAP + 1)
     if not rooms and not due:
-        return ""
+        return "", 0
     head = "## MEMORY PALACE (newest room per wing: slots used/capacity, latest placard)"
     lines = []
     for r in rooms:
@@ -224,13 +231,15 @@ def render_palace(space: Space, *, budget: int) -> str:
     if due:
         shown = f"{DUE_CAP}+" if due > DUE_CAP else str(due)
         lines.append(f"{shown} entries due for review (memory_review_queue).")
-    out = head
+    kept = [head]
+    used = estimate_tokens(head)
     for line in lines:
-        candidate = f"{out}\n{line}"
-        if estimate_tokens(candidate) > budget:
+        cost = estimate_tokens(line)
+        if used + cost > budget:
             break
-        out = candidate
-    return out if out != head else ""
+        kept.append(line)
+        used += cost
+    return ("\n".join(kept), used) if len(kept) > 1 else ("", 0)
 
 
 def _assess_reminder(space: Space, session_id: str | None) -> str:
@@ -272,28 +281,41 @@ def build_context(
         )
     budget = int(settings.ENGRAM["CONTEXT_BUDGET_TOKENS"])
 
+    # Each part is counted once, as it is made: the parts are joined by blank
+    # lines and no counted piece spans whitespace (memory/tokens.py), so the
+    # prompt's count is the sum of theirs.
     user = core.get_block(space=user_space or space, label="user")
     agent = core.get_block(space=space, label="agent")
-    core_user = _fit_core("user", user, budget)
-    left = budget - estimate_tokens(core_user)
-    core_agent = _fit_core("agent", agent, left)
-    left -= estimate_tokens(core_agent)
+    core_user, user_tokens = _fit_core("user", user, budget)
+    left = budget - user_tokens
+    core_agent, agent_tokens = _fit_core("agent", agent, left)
+    left -= agent_tokens
     environment = _environment(space)
-    if environment and estimate_tokens(environment) > left:
+    environment_tokens = estimate_tokens(environment)
+    if environment_tokens > left:
         environment = truncate_to_tokens(environment, left) if left > 10 else ""
+        environment_tokens = estimate_tokens(environment)
 
-    palace = render_palace(space, budget=left - estimate_tokens(environment))
+    palace, palace_tokens = render_palace(space, budget=left - environment_tokens)
 
-    recalled, late = "", False
+    (recalled, recalled_tokens), late = ("", 0), False
     degraded: list[str] = []
     if future is not None:
-        recalled, late, degraded = _collect_recall(
+        (recalled, recalled_tokens), late, degraded = _collect_recall(
             future, deadline=deadline, space=space, query=query
         )
 
     reminder = _assess_reminder(space, session_id)
     parts = [p for p in (core_user, core_agent, environment, palace, recalled, reminder) if p]
     text = "\n\n".join(parts)
+    tokens = (
+        user_tokens
+        + agent_tokens
+        + environment_tokens
+        + palace_tokens
+        + recalled_tokens
+        + estimate_tokens(reminder)
+    )
     return {
         "text": text,
         "blocks": {
@@ -304,7 +326,7 @@ def build_context(
             "recalled": recalled,
             "reminder": reminder,
         },
-        "tokens": estimate_tokens(text),
+        "tokens": tokens,
         "recall_left_out": late,
         "degraded": degraded,
         "took_ms": round((time.perf_counter() - started) * 1000, 2),

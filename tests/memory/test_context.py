@@ -108,6 +108,8 @@ def test_recalled_memory_is_framed_as_data(api):
     assert recalled.count("</engram-recalled>") == 1
     assert body["text"].endswith(recalled)
     assert not body["recall_left_out"]
+    # Counted part by part, the total is the whole prompt's count.
+    assert body["tokens"] == estimate_tokens(body["text"])
 
 
 @pytest.mark.django_db(transaction=True)

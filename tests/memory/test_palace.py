@@ -13,6 +13,7 @@ from django.utils import timezone
 from memory.models import MemoryItem, PalaceEntry, Skill
 from memory.services import facts, forget
 from memory.services.palace import placards, review, slots, tour
+from memory.tokens import estimate_tokens
 
 
 @pytest.fixture(autouse=True)
@@ -375,6 +376,7 @@ def test_context_carries_the_room_directory_and_due_count(space, api, monkeypatc
     body = api.get("/api/v1/context").json()
     assert "3 entries due for review" in body["blocks"]["palace"]
     assert body["blocks"]["palace"] in body["text"]
+    assert body["tokens"] == estimate_tokens(body["text"])
     # A large overdue pile is not counted in full on every turn.
     monkeypatch.setattr(context, "DUE_CAP", 2)
     assert "2+ entries due" in api.get("/api/v1/context").json()["blocks"]["palace"]

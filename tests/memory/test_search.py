@@ -298,3 +298,20 @@ def test_postgres_bitmap_plan_finds_the_same_rows_and_restores_the_planner(space
         with connection.cursor() as cursor:
             _pg._without_index_walks(cursor, "SELECT 1/0", [])
     assert show() == "on"
+
+
+def test_facts_rank_by_how_rare_the_matched_word_is_in_the_space(space) -> None:
+    # One word in a single fact, the other in forty: the fact with the rare
+    # word comes first, though it is long and they are short. (PostgreSQL's
+    # own cover density knows no rarity and put the short ones first.)
+    from memory.services.recall import channels
+
+    MemoryItem.objects.bulk_create(
+        MemoryItem(space=space, text=f"Meeting {i} moved") for i in range(40)
+    )
+    rare = MemoryItem.objects.create(
+        space=space, text="Planning a long Zanzibar trip with the whole family next summer"
+    )
+    ranking = channels.bm25_items(space=space, query="zanzibar meeting", limit=10, when=None)
+    assert ranking.keys[0] == ("item", rare.pk)
+    assert len(ranking.keys) == 10

@@ -119,13 +119,15 @@ def vector_weight() -> float:
 def bm25_items(
     *, space: Space, query: str, limit: int, when: TimeView | None, budget: Budget = FULL
 ) -> Ranking:
+    stats = termstats.item_stats(space)
     hits = search(
         "item",
         space_id=space.pk,
         query=query,
         limit=limit,
         when=when,
-        doc_frequency=termstats.doc_frequency(termstats.item_stats(space)),
+        doc_frequency=termstats.doc_frequency(stats),
+        idf=termstats.idf_of(stats),
         budget=budget.match,
     )
     return Ranking(

@@ -299,6 +299,11 @@ def doc_frequency(stats: Stats) -> Callable[[str], int]:
     return lambda word: stats.df.get(stem(word), 0)
 
 
+def idf_of(stats: Stats) -> Callable[[str], float]:
+    """A query word's IDF in `stats`, for search(idf=...)."""
+    return lambda word: stats.idf(stem(word))
+
+
 # A turn's score is multiplied by the share of the query's IDF weight it
 # matches, raised to COVERAGE: BM25 alone lets one rare word outrank a turn
 # that matches most of the question (LoCoMo 1-5: +0.013 R@5, +0.009 R@10).
