@@ -203,10 +203,12 @@ LOGIN_URL = "/admin/login/"
 MAX_BODY_BYTES = env_int("ENGRAM_MAX_BODY_BYTES", 2 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
 # Threads per web worker process that run Django's views (engram_site/asgi.py);
-# each keeps its own database connection. 4 and 8 measured the same CPU per
-# recall (bench_http); 8 leaves room for requests that wait on SQLite's write
-# lock without holding back the reads queued behind them.
+# each keeps its own database connection. 8 leaves room for requests that
+# wait on SQLite's write lock without holding back the reads queued behind
+# them; of those threads at most WEB_RUNNING compute at once
+# (engram_site/running.py), 0 for no limit.
 WEB_THREADS = env_int("ENGRAM_WEB_THREADS", 8, minimum=1)
+WEB_RUNNING = env_int("ENGRAM_WEB_RUNNING", 2, minimum=0)
 # A keep-alive connection is closed after this many answers, so a client's
 # connections spread over the worker processes (engram_site/serving.py);
 # 0 keeps them open for good.

@@ -30,6 +30,7 @@ from typing import Any
 from a2wsgi.wsgi import build_environ
 from starlette.types import Message, Receive, Scope, Send
 
+from engram_site import running
 from engram_site.threads import answering
 
 Headers = list[tuple[bytes, bytes]]
@@ -76,6 +77,18 @@ class WsgiBridge:
             started[:] = [(int(status.split(" ", 1)[0]), _encode(headers))]
             return written.append
 
+        with running.slot():
+            return self._respond(environ, start_response, written, started, loop, send)
+
+    def _respond(
+        self,
+        environ: Any,
+        start_response: Callable[..., Callable[[bytes], None]],
+        written: list[bytes],
+        started: list[tuple[int, Headers]],
+        loop: asyncio.AbstractEventLoop,
+        send: Send,
+    ) -> tuple[int, Headers, bytes] | None:
         iterable = self.app(environ, start_response)
         try:
             if not getattr(iterable, "streaming", False):
@@ -88,6 +101,7 @@ class WsgiBridge:
             def post(message: Message) -> None:
                 asyncio.run_coroutine_threadsafe(send_one(message), loop).result()
 
+            running.step_aside()  # the client reads at its own pace from here
             status, headers = started[0]
             post({"type": "http.response.start", "status": status, "headers": headers})
             for chunk in itertools.chain(written, iterable):

@@ -35,6 +35,8 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Exists, OuterRef
 
+from engram_site import running
+
 logger = logging.getLogger(__name__)
 
 Target = Literal["item", "turn", "summary"]
@@ -220,6 +222,7 @@ class _HttpBackend(ABC):
 
     def embed(self, texts: list[str], *, retries: int, timeout: float) -> np.ndarray:
         attempt = 0
+        running.step_aside()  # a web request waits on the server from here
         while True:
             try:
                 response = self._client.post(

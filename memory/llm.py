@@ -39,6 +39,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from engram_site import running
 from memory.models import LlmUsage, Space
 from memory.screening.redaction import redact
 
@@ -244,6 +245,7 @@ def _post(
     headers = {"Content-Type": "application/json"}
     if provider.api_key:
         headers["Authorization"] = f"Bearer {provider.api_key}"
+    running.step_aside()  # a web request waits on the LLM from here
     try:
         if deadline is None:
             response = _client(provider).post(provider.url, json=body, headers=headers)

@@ -33,6 +33,8 @@ import threading
 from django.db import OperationalError
 from django.db.backends.sqlite3 import base
 
+from engram_site import running
+
 
 def _queue_path(name: object) -> str | None:
     name = str(name)
@@ -48,6 +50,9 @@ def _take(fd: int, timeout: float) -> bool:
         return True
     except BlockingIOError:
         pass
+    # Queued behind another writer: a web request gives up its slot to the
+    # requests that can run meanwhile (running.py says why for good).
+    running.step_aside()
     settled = threading.Lock()
     got = threading.Event()
     state = {"given_up": False}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from engram_site import running
 from memory.services import providers
 from memory.services.providers import client, discovery, results
 from memory.services.providers.config import Provider
@@ -90,6 +91,8 @@ def collect(
     """(what each provider found in time, the channels degraded)."""
     found: list[Found] = []
     degraded: list[str] = []
+    if pending:
+        running.step_aside()  # waiting on the providers, not computing
     budget = float(settings.ENGRAM["RECALL_TIMEOUT_SECONDS"]) * BUDGET_SHARE
     for p in pending:
         deadline = started + min(budget, p.provider.timeout)

@@ -26,6 +26,7 @@ import pydantic
 from django.conf import settings
 from django.db import connection
 
+from engram_site import running
 from engram_site.threads import DbThreadPool
 from memory import llm
 from memory.models import Space
@@ -135,6 +136,8 @@ def start(space: Space, query: str) -> Future[list[str] | None]:
 def collect(pending: Future[list[str] | None], *, started: float) -> list[str] | None:
     """The rewritten queries, or None when the rewrite failed or is late."""
     timeout = float(settings.ENGRAM["RECALL_REWRITE_TIMEOUT_SECONDS"])
+    if not pending.done():
+        running.step_aside()  # waiting on the LLM, not computing
     try:
         return pending.result(timeout=max(0.0, started + timeout - time.monotonic()))
     except FutureTimeout:
