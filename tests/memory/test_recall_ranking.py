@@ -56,6 +56,21 @@ def test_another_space_does_not_move_this_spaces_ranking(space) -> None:
     assert _refs(space, "tomato garden") == ["short", "long"]
 
 
+def test_derived_forms_of_a_word_meet(space) -> None:
+    # A suffix stripper kept "peace" from "peaceful" and "activities" from
+    # "active": the turns answering were never candidates.
+    _turns(
+        space,
+        [
+            ("calm", "The lake near my house is such a peaceful spot"),
+            ("busy", "I stay active with tennis twice a week"),
+        ]
+        + [(f"f{i}", f"filler line number {i}") for i in range(20)],
+    )
+    assert _refs(space, "Where does she find peace?", k=1) == ["calm"]
+    assert _refs(space, "Which activities keep him going?", k=1) == ["busy"]
+
+
 def test_a_when_question_prefers_the_turn_that_places_it_in_time(space) -> None:
     _turns(
         space,
