@@ -71,6 +71,20 @@ def test_derived_forms_of_a_word_meet(space) -> None:
     assert _refs(space, "Which activities keep him going?", k=1) == ["busy"]
 
 
+def test_a_question_asking_for_a_name_prefers_the_turn_naming_one(space) -> None:
+    _turns(
+        space,
+        [
+            ("named", "Last spring Jon visited Rome with his sister"),
+            ("echo", "Jon said visiting a new city is always fun for him"),
+        ]
+        + [(f"f{i}", f"filler line number {i}") for i in range(20)],
+    )
+    assert _refs(space, "Which city did Jon visit?", k=1) == ["named"]
+    # Not asking for a name: the turn holding more of the question wins.
+    assert _refs(space, "Did Jon enjoy visiting a city?", k=1) == ["echo"]
+
+
 def test_a_when_question_prefers_the_turn_that_places_it_in_time(space) -> None:
     _turns(
         space,

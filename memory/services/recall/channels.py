@@ -16,7 +16,7 @@ from memory import embeddings
 from memory.models import Entity, MemoryItem, Relation, Space
 from memory.search import MATCH_BUDGET, Hit, query_terms, search
 from memory.services.graph import entity_ids_in_text
-from memory.services.recall import dates, termstats
+from memory.services.recall import answers, dates, termstats
 from memory.services.recall import rows as recall_rows
 from memory.services.recall.fusion import Key, Ranking
 from memory.services.recall.postings import TurnFacts
@@ -66,6 +66,11 @@ CANDIDATE_MIN_DOCS = 50
 # A "when" question: turns that place something in time count this much more
 # (LoCoMo 1-5: temporal R@5 0.816->0.829).
 WHEN_BOOST = 0.6
+# A question asking for a name ("which city", "what movie", "where"): turns
+# that name something the question does not count this much more
+# (answers.py; LoCoMo R@10 1-5 0.777 -> 0.783, 6-10, not tuned on, 0.759 ->
+# 0.763; multi-hop All@10 0.209 -> 0.223; no category lower).
+NAME_BOOST = 1.0
 # A query naming a stretch of time ("in May 2023", "last week") also takes the
 # turns said in it as candidates, even those sharing no word with the query:
 # "what did Anna do in January?" is answered by a turn saying "I finished my
@@ -265,7 +270,9 @@ def bm25_turns(
     # The postings know what scoring needs of each turn they hold, except
     # whether it places something in time (a regex over every turn would
     # have made building them 60% slower): the rows are read for a question
-    # that needs that, and in a time view.
+    # that needs that or asks for a name (their text is looked at), and in
+    # a time view.
+    asks_name = NAME_BOOST > 0 and answers.asks_for_name(query)
     timed = asks_when or bool(dated)
     rows = (
         stats.postings.about(wanted)
@@ -274,6 +281,7 @@ def bm25_turns(
         and stats.postings is not None
         and not stats.stale
         and not timed
+        and not asks_name
         else None
     )
     texts: dict[int, recall_rows.TurnText] = {}  # read only when the postings cannot say
@@ -281,6 +289,7 @@ def bm25_turns(
         texts = recall_rows.turn_texts(space_id, wanted | set(dated), when=when)
         rows = _facts(texts, timed=timed)
     named = set(norm(query).split())
+    naming = _naming(texts, named) if asks_name else set()
     # Only the turns recall may show (rows) keep a score. The postings still
     # hold a turn deleted or quarantined since they were built (until their
     # rebuild), and one deleted may lend context meanwhile; recall never
@@ -323,6 +332,8 @@ def bm25_turns(
             score *= 1 + SPEAKER_BOOST
         if asks_when and row.timed:
             score *= 1 + WHEN_BOOST
+        if tid in naming:
+            score *= 1 + NAME_BOOST
         if score > 0:
             scores[tid] = score
     order = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
@@ -333,6 +344,13 @@ def bm25_turns(
         TURN_TYPES,
         {("turn", i): scores[i] for i in order},
     )
+
+
+def _naming(texts: dict[int, recall_rows.TurnText], named: set[str]) -> set[int]:
+    """The turns naming something that neither the question nor a speaker
+    of these turns is called (answers.names_something)."""
+    known = named | {w for t in texts.values() for w in norm(t.speaker).split()}
+    return {tid for tid, t in texts.items() if answers.names_something(t.text, known=known)}
 
 
 def _facts(texts: dict[int, recall_rows.TurnText], *, timed: bool) -> dict[int, TurnFacts]:
