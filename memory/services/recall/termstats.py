@@ -60,8 +60,9 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # meets more forms of a word than a suffix stripper does ("peaceful" and
 # "peace", "activities" and "active"). LoCoMo R@10 against the light
 # stripper it replaced: 1-5 0.769 -> 0.777, 6-10 (not tuned on) 0.752 ->
-# 0.759, every category up.
-_ENGLISH = snowballstemmer.stemmer("english")
+# 0.759, every category up. A stemmer object is not safe to share between
+# threads (PyStemmer's docs), and recall stems on several: one per thread.
+_stemmers = threading.local()
 
 
 # A space's vocabulary is small next to its text, so stemming each distinct
@@ -74,7 +75,10 @@ def stem(word: str) -> str:
     word and a stored word the same way: nothing stores a stem."""
     if len(word) <= 3 or not word.isalpha():
         return word
-    return _ENGLISH.stemWord(word)
+    english = getattr(_stemmers, "english", None)
+    if english is None:
+        english = _stemmers.english = snowballstemmer.stemmer("english")
+    return str(english.stemWord(word))
 
 
 def tokens(text: str) -> list[str]:
