@@ -10,9 +10,9 @@ from memory.services.recall.answers import asks_for_name, names_something
 @pytest.mark.parametrize(
     "question",
     [
-        "Which city did Jon visit?",
-        "What movie did Joanna watch on 1 May?",
-        "Which new games did John start playing?",
+        "Which city did Ana visit?",
+        "What film did Tom see on 3 March?",
+        "Which new games did Lea start playing?",
         "What kind of books does she read?",
         "Where did they go camping?",
     ],
@@ -23,22 +23,22 @@ def test_questions_asking_for_a_name(question: str) -> None:
 
 @pytest.mark.parametrize(
     "question",
-    ["What did Anna eat?", "How does Sam feel about moving?", "When did they meet?"],
+    ["What did Ana eat?", "How does Sam feel about moving?", "When did they meet?"],
 )
 def test_questions_not_asking_for_a_name(question: str) -> None:
     assert not asks_for_name(question)
 
 
 def test_a_capitalised_word_inside_a_sentence_or_a_quoted_title_is_a_name() -> None:
-    known = {"which", "city", "did", "jon", "visit", "gina"}
-    assert names_something("Took a short trip last week to Rome.", known=known)
-    assert names_something('I watched "the lord of the rings" last night', known=known)
-    assert names_something("I watched “Dune” twice", known=known)
+    known = {"which", "city", "did", "ana", "visit", "ben"}
+    assert names_something("Took a short trip last week to Lisbon.", known=known)
+    assert names_something('we saw "the third man" last night', known=known)
+    assert names_something("I watched “Vertigo” twice", known=known)
 
 
 def test_sentence_starts_i_and_known_words_are_not_names() -> None:
-    known = {"which", "city", "did", "jon", "visit", "gina"}
+    known = {"which", "city", "did", "ana", "visit", "ben"}
     assert not names_something("Visiting is fun. Cities are loud.", known=known)
     assert not names_something("so I'm thinking of it", known=known)
     # The question's own words and the speakers' names.
-    assert not names_something("thanks, Gina, the city Jon likes", known=known)
+    assert not names_something("thanks, Ben, the city Ana likes", known=known)

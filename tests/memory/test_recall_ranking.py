@@ -75,14 +75,14 @@ def test_a_question_asking_for_a_name_prefers_the_turn_naming_one(space) -> None
     _turns(
         space,
         [
-            ("named", "Last spring Jon visited Rome with his sister"),
-            ("echo", "Jon said visiting a new city is always fun for him"),
+            ("named", "Last spring Ana visited Lisbon with her sister"),
+            ("echo", "Ana said visiting a new city is always fun for her"),
         ]
         + [(f"f{i}", f"filler line number {i}") for i in range(20)],
     )
-    assert _refs(space, "Which city did Jon visit?", k=1) == ["named"]
+    assert _refs(space, "Which city did Ana visit?", k=1) == ["named"]
     # Not asking for a name: the turn holding more of the question wins.
-    assert _refs(space, "Did Jon enjoy visiting a city?", k=1) == ["echo"]
+    assert _refs(space, "Did Ana enjoy visiting a city?", k=1) == ["echo"]
 
 
 def test_a_when_question_prefers_the_turn_that_places_it_in_time(space) -> None:

@@ -1,9 +1,9 @@
 """What kind of answer a question asks for, and whether a turn holds one.
 
-"Which city did Jon visit?" or "What movie did Joanna watch?" asks for a
-name: the turn answering it names something ("a short trip to Rome", "I
-watched "The Lord of the Rings""), while turns that only share the
-question's words ("I love visiting new cities") do not. The turn channel
+"Which city did Ana visit?" or "What film did Tom see?" asks for a name:
+the turn answering it names something ("a short trip to Lisbon", "we saw
+"Casablanca" again"), while turns that only share the question's words ("I
+love visiting new cities") do not. The turn channel
 lifts the turns that name something the question does not already name
 (channels.NAME_BOOST)."""
 
