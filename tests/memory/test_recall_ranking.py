@@ -13,6 +13,8 @@ from memory.services.recall import channels, recall
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2022, 3, 1, 12, 0, tzinfo=UTC)
+# Turns sharing no word with the questions, so theirs are not everywhere.
+FILLER = [(f"f{i}", f"filler line number {i}") for i in range(20)]
 
 
 def _turns(space, texts, *, session="s1", ts=T0):  # type: ignore[no-untyped-def]
@@ -46,7 +48,7 @@ def test_another_space_does_not_move_this_spaces_ranking(space) -> None:
             ("short", "tomato soup"),
             ("long", "we spent the whole long afternoon sitting quietly in the garden"),
         ]
-        + [(f"f{i}", f"filler line number {i}") for i in range(20)],
+        + FILLER,
     )
     assert _refs(space, "tomato garden") == ["short", "long"]
     # Another tenant talks about tomatoes all day. In an index-wide BM25 that
@@ -65,7 +67,7 @@ def test_derived_forms_of_a_word_meet(space) -> None:
             ("calm", "The lake near my house is such a peaceful spot"),
             ("busy", "I stay active with tennis twice a week"),
         ]
-        + [(f"f{i}", f"filler line number {i}") for i in range(20)],
+        + FILLER,
     )
     assert _refs(space, "Where does she find peace?", k=1) == ["calm"]
     assert _refs(space, "Which activities keep him going?", k=1) == ["busy"]
@@ -78,7 +80,7 @@ def test_a_question_asking_for_a_name_prefers_the_turn_naming_one(space) -> None
             ("named", "Last spring Ana visited Lisbon with her sister"),
             ("echo", "Ana said visiting a new city is always fun for her"),
         ]
-        + [(f"f{i}", f"filler line number {i}") for i in range(20)],
+        + FILLER,
     )
     assert _refs(space, "Which city did Ana visit?", k=1) == ["named"]
     # Not asking for a name: the turn holding more of the question wins.

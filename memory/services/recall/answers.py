@@ -3,9 +3,8 @@
 "Which city did Ana visit?" or "What film did Tom see?" asks for a name:
 the turn answering it names something ("a short trip to Lisbon", "we saw
 "Casablanca" again"), while turns that only share the question's words ("I
-love visiting new cities") do not. The turn channel
-lifts the turns that name something the question does not already name
-(channels.NAME_BOOST)."""
+love visiting new cities") do not. The turn channel lifts the turns that
+name something the question does not already name (channels.NAME_BOOST)."""
 
 from __future__ import annotations
 

@@ -289,7 +289,6 @@ def bm25_turns(
         texts = recall_rows.turn_texts(space_id, wanted | set(dated), when=when)
         rows = _facts(texts, timed=timed)
     named = set(norm(query).split())
-    naming = _naming(texts, named) if asks_name else set()
     # Only the turns recall may show (rows) keep a score. The postings still
     # hold a turn deleted or quarantined since they were built (until their
     # rebuild), and one deleted may lend context meanwhile; recall never
@@ -314,6 +313,7 @@ def bm25_turns(
                 base[tid] = max(base.get(tid, 0.0), floor * placed)
     scores: dict[int, float] = {}
     speakers = {tid: norm(row.speaker) for tid, row in rows.items()}
+    naming = _naming(texts, named, speakers) if asks_name else set()
     for tid, row in rows.items():
         near = 0.0
         speaker = speakers[tid]
@@ -346,10 +346,12 @@ def bm25_turns(
     )
 
 
-def _naming(texts: dict[int, recall_rows.TurnText], named: set[str]) -> set[int]:
+def _naming(
+    texts: dict[int, recall_rows.TurnText], named: set[str], speakers: dict[int, str]
+) -> set[int]:
     """The turns naming something that neither the question nor a speaker
     of these turns is called (answers.names_something)."""
-    known = named | {w for t in texts.values() for w in norm(t.speaker).split()}
+    known = named | {w for speaker in speakers.values() for w in speaker.split()}
     return {tid for tid, t in texts.items() if answers.names_something(t.text, known=known)}
 
 
