@@ -39,6 +39,7 @@ from memory.models import MemoryItem, MemoryVector
 from memory.selectors import live_items
 from memory.services import audit
 from memory.services.pipeline.candidates import FUNCTIONAL_PREDICATES
+from memory.services.recall import termstats
 
 
 class MergeAnswer(BaseModel):
@@ -180,6 +181,9 @@ def _merge(ctx: StepContext, group: list[MemoryItem], result: StepResult) -> Non
         if denser and denser != keep.text:
             update["text"] = denser
         MemoryItem.objects.filter(pk=keep.pk).update(**update)
+        if "text" in update:
+            # Recall's postings hold the fact's old words until rebuilt.
+            termstats.rewritten(ctx.space.pk)
         keep.refresh_from_db()
         others = [o for o in others if supersede(old=o, new=keep, actor=ACTOR)]
         audit.record(

@@ -1,9 +1,9 @@
 """A linked space is searched with a lighter budget than the key's own
 (recall.channels.LINKED): the own space's ranking is unchanged, the linked
 one's index searches rank only its newest matches once a query's words are
-everywhere. Turns of the space as it is now are ranked from the term
-statistics' postings, every match, so the cap applies to them only in a
-time view."""
+everywhere. Turns and facts of the space as it is now are ranked from the
+term statistics' postings, every match, so the cap applies to them only in
+a time view."""
 
 from __future__ import annotations
 
@@ -59,8 +59,9 @@ def test_only_the_linked_space_is_searched_lighter(monkeypatch, view) -> None:
         for rankings in per_space
     ]
     assert found[0] == _keys(own_turns, own_items)
-    linked_turns = user_turns if view == "now" else user_turns[-3:]
-    assert found[1] == _keys(linked_turns, user_items[-3:])
+    # As they are now, turns and facts are ranked from postings: every match.
+    linked = (user_turns, user_items) if view == "now" else (user_turns[-3:], user_items[-3:])
+    assert found[1] == _keys(*linked)
 
 
 def _keys(turns: list[int], items: list[int]) -> set[tuple[str, int]]:

@@ -124,17 +124,30 @@ def vector_weight() -> float:
 def bm25_items(
     *, space: Space, query: str, limit: int, when: TimeView | None, budget: Budget = FULL
 ) -> Ranking:
+    """BM25 over facts. The space's facts as they are now are ranked from
+    their statistics' postings, as turns are: the full-text index took 1.7
+    of recall's 5.3 ms at 100k + 100k to walk and score a query's matches,
+    and scored them by every space's word counts. A time view (as_of,
+    known_at, history) asks the index, whose filters keep what the view
+    admits before anything is ranked; so does a space whose postings no
+    longer match its texts, until they are rebuilt."""
     stats = termstats.item_stats(space)
-    hits = search(
-        "item",
-        space_id=space.pk,
-        query=query,
-        limit=limit,
-        when=when,
-        doc_frequency=termstats.doc_frequency(stats),
-        idf=termstats.idf_of(stats),
-        budget=budget.match,
+    hits = (
+        _live_items_ranked(space.pk, query, stats, limit=limit, budget=budget.match)
+        if when is None or when.is_now
+        else None
     )
+    if hits is None:
+        hits = search(
+            "item",
+            space_id=space.pk,
+            query=query,
+            limit=limit,
+            when=when,
+            doc_frequency=termstats.doc_frequency(stats),
+            idf=termstats.idf_of(stats),
+            budget=budget.match,
+        )
     return Ranking(
         "bm25_items",
         WEIGHTS["bm25_items"],
@@ -142,6 +155,52 @@ def bm25_items(
         ITEM_TYPES,
         {("item", h.id): h.score for h in hits},
     )
+
+
+# The postings hold every fact ever stored, live or not, and a superseded
+# fact shares its successor's words: ranked facts are checked for being live
+# this many times the wanted count at a time (one query by id).
+LIVE_CHECK = 2
+
+
+def _live_items_ranked(
+    space_id: int, query: str, stats: termstats.Stats, *, limit: int, budget: int
+) -> list[Hit] | None:
+    """The best `limit` live facts from the postings, best first; None when
+    the postings cannot answer."""
+    words = {termstats.stem(t) for t in query_terms(query) if len(t) > 1}
+    weights = termstats.query_weights(words, stats)
+    pick = _rarest(words, stats, budget)
+    depth = LIVE_CHECK * limit
+    checked = 0
+    hits: list[Hit] = []
+    while True:
+        ranked = termstats.best_items(weights, stats, pick=pick, limit=depth)
+        if ranked is None:
+            return None
+        batch = ranked[checked:]
+        live = recall_rows.live_items(space_id, [pk for pk, _ in batch])
+        hits += [Hit(id=pk, score=score) for pk, score in batch if pk in live]
+        if len(hits) >= limit or len(ranked) < depth:
+            return hits[:limit]
+        checked, depth = len(ranked), depth * LIVE_CHECK
+
+
+def _rarest(words: set[str], stats: termstats.Stats, budget: int) -> set[str]:
+    """The words that choose candidates: the rarest first while their
+    matches stay within `budget` (the rarest always), as the index's search
+    prunes a query (memory.search._prune). Every word still scores them."""
+    df = {w: stats.df.get(w, 0) for w in words}
+    if sum(df.values()) <= budget:
+        return words
+    kept: set[str] = set()
+    total = 0
+    for word in sorted(words, key=lambda w: (df[w], w)):
+        if kept and total + df[word] > budget:
+            continue
+        kept.add(word)
+        total += df[word]
+    return kept
 
 
 def bm25_summaries(*, space_id: int, query: str, limit: int, when: TimeView | None) -> Ranking:

@@ -1,0 +1,83 @@
+"""The fact channel ranks a space's facts as they are now from their
+statistics' postings (termstats.best_items): by the space's own word counts,
+never a fact that is no longer live, a fact saved a moment ago included, and
+a fact whose text changed in place found by its new words."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.models import MemoryItem, Space
+from memory.services.facts import supersede
+from memory.services.recall import channels, recall, termstats
+from memory.timeview import TimeView
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh():  # type: ignore[no-untyped-def]
+    termstats._cache.clear()
+    yield
+    termstats._cache.clear()
+
+
+def _ranked(space: Space, query: str, limit: int = 10) -> list[int]:
+    ranking = channels.bm25_items(space=space, query=query, limit=limit, when=TimeView())
+    return [pk for _, pk in ranking.keys]
+
+
+def test_facts_rank_by_the_spaces_own_word_counts(space) -> None:  # type: ignore[no-untyped-def]
+    # In this space "quince" is rare and "medlar" common; in the other one,
+    # the other way round. Each space's ranking follows its own counts.
+    rare = MemoryItem.objects.create(space=space, text="The orchard grows quince")
+    common = MemoryItem.objects.create(space=space, text="The orchard grows medlar")
+    for i in range(3):
+        MemoryItem.objects.create(space=space, text=f"Medlar jam batch {i}")
+    other = Space.objects.create(name="other")
+    for i in range(40):
+        MemoryItem.objects.create(space=other, text=f"Quince paste batch {i}")
+    assert _ranked(space, "quince medlar orchard")[:2] == [rare.pk, common.pk]
+
+
+def test_facts_no_longer_live_never_crowd_out_a_live_one(space) -> None:  # type: ignore[no-untyped-def]
+    # Sixty former facts outscore the live one on the query's word; the
+    # channel's depth (40 for k=8) still reaches the live fact.
+    live = MemoryItem.objects.create(
+        space=space, text="The kayak trip went down a long and winding river in spring"
+    )
+    for i in range(60):
+        old = MemoryItem.objects.create(space=space, text=f"kayak kayak {i}")
+        supersede(old=old, new=live, actor="test")
+    ids = _ranked(space, "kayak", limit=40)
+    assert ids == [live.pk]
+    assert [r.id for r in recall(space=space, query="kayak", k=8).results] == [str(live.pk)]
+
+
+def test_a_fact_saved_a_moment_ago_is_found(space) -> None:  # type: ignore[no-untyped-def]
+    MemoryItem.objects.create(space=space, text="The user plays the cello")
+    assert _ranked(space, "cello")  # the statistics are built now
+    saved = MemoryItem.objects.create(space=space, text="The user bought a new cello bow")
+    assert saved.pk in _ranked(space, "bow")
+
+
+def test_a_fact_rewritten_in_place_is_found_by_its_new_words(space, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(termstats, "REFRESH_SECONDS", 0.0)
+    fact = MemoryItem.objects.create(space=space, text="The user has a dog")
+    assert _ranked(space, "dog") == [fact.pk]
+    MemoryItem.objects.filter(pk=fact.pk).update(text="The user has a beagle called Pip")
+    termstats.rewritten(space.pk)
+    assert _ranked(space, "beagle") == [fact.pk]
+
+
+def test_a_time_view_ranks_facts_from_the_index(space) -> None:  # type: ignore[no-untyped-def]
+    # A former fact is what a history view asks for: the postings' live
+    # check must not decide it.
+    old = MemoryItem.objects.create(space=space, text="The user lives in Lisbon")
+    new = MemoryItem.objects.create(space=space, text="The user lives in Porto")
+    supersede(old=old, new=new, actor="test")
+    ranking = channels.bm25_items(
+        space=space, query="Lisbon", limit=10, when=TimeView(history=True)
+    )
+    assert [pk for _, pk in ranking.keys] == [old.pk]
+    assert _ranked(space, "Lisbon") == []
