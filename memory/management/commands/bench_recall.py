@@ -214,26 +214,29 @@ class Command(BaseCommand):
         """What the linked space's lighter search (recall.channels.LINKED)
         gives up: queries drawn from the user space's own facts and turns,
         and how often the pair's top k holds the row each was drawn from,
-        searched with the light budget and with the full one."""
+        searched with the light budget and with the full one. A row of the
+        same text counts as found: a reused space and the user space built
+        beside it draw the same texts, so the project space holds a copy of
+        many user rows, and ranking every match ties the two copies."""
         from memory.services.recall import channels
 
         user = pair[1]
         drawn = [
-            ("item", pk, text)
-            for pk, text in MemoryItem.objects.filter(space=user)
+            ("item", text)
+            for text in MemoryItem.objects.filter(space=user)
             .order_by("id")
-            .values_list("id", "text")[::37]
+            .values_list("text", flat=True)[::37]
         ] + [
-            ("turn", pk, text)
-            for pk, text in Turn.objects.filter(space=user)
+            ("turn", text)
+            for text in Turn.objects.filter(space=user)
             .order_by("id")
-            .values_list("id", "text")[::37]
+            .values_list("text", flat=True)[::37]
         ]
         queries = []
-        for kind, pk, text in drawn:
+        for kind, text in drawn:
             words = text.split()
             picked = rng.sample(words, min(len(words), rng.randint(2, 5)))
-            queries.append((kind, str(pk), "what about " + " ".join(picked) + "?"))
+            queries.append((kind, text, "what about " + " ".join(picked) + "?"))
         light = channels.LINKED
         # A drawn fact comes back as a result of type fact (or insight).
         types = {"item": {"fact", "insight"}, "turn": {"turn"}}
@@ -242,9 +245,9 @@ class Command(BaseCommand):
             for name, budget in (("light", light), ("full", channels.FULL)):
                 channels.LINKED = budget
                 hits = {"item": 0, "turn": 0}
-                for kind, row_id, q in queries:
+                for kind, text, q in queries:
                     results = recall(spaces=pair, query=q, k=k).results
-                    hits[kind] += any(r.type in types[kind] and r.id == row_id for r in results)
+                    hits[kind] += any(r.type in types[kind] and r.text == text for r in results)
                 drawn_of = {kind: sum(1 for q in queries if q[0] == kind) for kind in hits}
                 found[name] = {
                     "all": sum(hits.values()) / max(1, len(queries)),
