@@ -740,8 +740,8 @@ def _share(text: str, ctx: _Context) -> float:
     total = sum(ctx.weights.values())
     if total <= 0:
         return 1.0
-    held = set(termstats.tokens(text))
-    return sum(w for word, w in ctx.weights.items() if word in held) / total
+    held = ctx.weights.keys() & termstats.tokens(text)
+    return sum(ctx.weights[word] for word in held) / total
 
 
 def _item_boost(row: rows.ItemRow, *, now: datetime) -> float:

@@ -4,6 +4,7 @@ calls an LLM."""
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -501,6 +502,9 @@ def vectors_enabled() -> bool:
 _NORM = re.compile(r"[^\w]+", re.UNICODE)
 
 
+# Mostly speakers' names, a handful per space, normalised for every
+# candidate turn of every query.
+@functools.lru_cache(maxsize=4096)
 def norm(text: str) -> str:
     return _NORM.sub(" ", text.lower()).strip()
 
