@@ -410,7 +410,7 @@ def _load(
     weights = (
         termstats.query_weights(
             {termstats.stem(t) for t in query_terms(query) if len(t) > 1},
-            termstats.item_stats(space),
+            termstats.item_stats(space, look=False),
         )
         if items
         else {}

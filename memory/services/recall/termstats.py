@@ -181,10 +181,6 @@ def _new_items(space_id: int, after: int) -> Iterable[tuple[int, list[str], list
 
 
 _LOADERS = {"turn": _new_turns, "item": _new_items}
-# Looked up to date on every use, not once a second: a fact saved through
-# the API is asked about at once ("remember this", then "what did I say"),
-# and the look is one indexed query that finds nothing (about 30 µs).
-_EVERY_LOOK = {"item"}
 
 
 def turn_stats(space: Space) -> Stats:
@@ -193,12 +189,17 @@ def turn_stats(space: Space) -> Stats:
     return _stats(space, "turn")
 
 
-def item_stats(space: Space) -> Stats:
-    """Word counts over the space's facts, kept like turn_stats."""
-    return _stats(space, "item")
+def item_stats(space: Space, *, look: bool = True) -> Stats:
+    """Word counts and postings over the space's facts, kept like
+    turn_stats but looked up to date on every use: a fact saved through the
+    API is asked about at once ("remember this", then "what did I say"),
+    and the look is one indexed query that finds nothing. With `look`
+    False, at most once a second as for turns: for a caller that only
+    weighs words, after the fact channel has looked."""
+    return _stats(space, "item", every_look=look)
 
 
-def _stats(space: Space, target: str) -> Stats:
+def _stats(space: Space, target: str, *, every_look: bool = False) -> Stats:
     space_id = space.pk
     key = (connection.alias + str(connection.settings_dict.get("NAME")), target, space_id)
     created = space.created_at
@@ -218,7 +219,7 @@ def _stats(space: Space, target: str) -> Stats:
                 # forgotten; on a helper, so that no recall waits the
                 # 0.65 s it takes at 100k rows. These serve meanwhile.
                 _start_rebuild(key, space_id, target, stats)
-            if now - stats.refreshed < REFRESH_SECONDS and target not in _EVERY_LOOK:
+            if now - stats.refreshed < REFRESH_SECONDS and not every_look:
                 return stats
         if now - stats.refreshed >= REFRESH_SECONDS or stats.forgets is None:
             stats.refreshed = now
@@ -228,8 +229,18 @@ def _stats(space: Space, target: str) -> Stats:
                 elif _forget_mark(space_id) != stats.forgets:
                     stats.stale = True
                     _start_rebuild(key, space_id, target, stats)
-        stats.add_said(_LOADERS[target](space_id, stats.last_id))
-        return stats
+        if not stats.docs:
+            stats.add_said(_LOADERS[target](space_id, stats.last_id))
+            return stats
+        after = stats.last_id
+    # A look for rows added since runs outside the lock: on PostgreSQL it
+    # waits a round trip, which other threads' recalls need not wait for.
+    # Rows another thread added meanwhile are skipped.
+    added = list(_LOADERS[target](space_id, after))
+    if added:
+        with _lock:
+            stats.add_said(row for row in added if row[0] > stats.last_id)
+    return stats
 
 
 def drop_space(space_id: int) -> None:
