@@ -15,6 +15,7 @@ from memory.models import Skill, Space
 from memory.screening import redact, screen
 from memory.services import audit
 from memory.services.palace import slots as palace_slots
+from memory.services.recall import presence
 
 
 def skills(
@@ -68,6 +69,7 @@ def create_skill(
             palace_slots.place_skill(skill)
     except IntegrityError:
         raise Conflict(f"name: a skill named {name!r} already exists") from None
+    presence.added("skill", space.pk)
     return skill
 
 

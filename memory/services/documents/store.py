@@ -27,6 +27,7 @@ from memory.models import Document, DocumentChunk, Space
 from memory.screening import redact_json, screen
 from memory.services import audit
 from memory.services.documents import chunking
+from memory.services.recall import presence
 
 logger = logging.getLogger(__name__)
 
@@ -186,6 +187,7 @@ def _write(  # type: ignore[no-untyped-def]
                 for n, ((_, section, result), blob) in enumerate(zip(screened, blobs, strict=True))
             ]
         )
+    presence.added("chunk", space.pk)
     return doc
 
 

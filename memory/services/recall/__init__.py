@@ -42,7 +42,7 @@ from memory.models import Space
 from memory.search import query_terms
 from memory.services.providers import prefetch
 from memory.services.providers.results import Item as ProviderItem
-from memory.services.recall import channels, dates, rows, temporal, termstats
+from memory.services.recall import channels, dates, presence, rows, temporal, termstats
 from memory.services.recall import rewrite as rewrite_queries
 from memory.services.recall.fusion import Fused, Key, Ranking, fuse
 from memory.timeview import TimeView, Window, state_at
@@ -347,15 +347,21 @@ def _fact_rankings(
 def _other_rankings(
     *, space: Space, query: str, pool: int, when: TimeView, wanted: set[str]
 ) -> list[Ranking]:
-    """The channels over summaries, skills and documents."""
+    """The channels over summaries, skills and documents, searched for the
+    kinds the space has any of (presence.py). The summary channel counts in
+    the score's scale whether it finds anything or not, so a space without
+    summaries gets it empty; the others count only when they find
+    something."""
     rankings: list[Ranking] = []
     if "summary" in wanted:
         rankings.append(
             channels.bm25_summaries(space_id=space.pk, query=query, limit=pool, when=when)
+            if presence.holds("summary", space)
+            else channels.no_summaries()
         )
-    if "skill" in wanted:
+    if "skill" in wanted and presence.holds("skill", space):
         rankings.append(channels.skills(space_id=space.pk, query=query, limit=pool, when=when))
-    if "doc" in wanted:
+    if "doc" in wanted and presence.holds("chunk", space):
         # No time view: documents are not facts with validity.
         rankings.append(channels.documents(space_id=space.pk, query=query, limit=pool))
     return rankings

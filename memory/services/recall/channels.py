@@ -204,6 +204,12 @@ def _rarest(words: set[str], stats: termstats.Stats, budget: int) -> set[str]:
     return kept
 
 
+def no_summaries() -> Ranking:
+    """The summary channel of a space without summaries: it applied, so it
+    counts in the score's scale as bm25_summaries does, and found nothing."""
+    return Ranking("bm25_summaries", WEIGHTS["bm25_summaries"], [], SUMMARY_TYPES)
+
+
 def bm25_summaries(*, space_id: int, query: str, limit: int, when: TimeView | None) -> Ranking:
     hits = search("summary", space_id=space_id, query=query, limit=limit, when=when)
     return Ranking(

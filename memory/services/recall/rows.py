@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from django.db import connection
+from django.db.models import Model
 
 from memory import embeddings
 from memory.models import (
@@ -218,6 +219,13 @@ def turn_texts_after(
         if len(batch) < page:
             return
         after = batch[-1][0]
+
+
+def any_in_space(model: type[Model], space_id: int) -> bool:
+    """Whether the space has any row of `model` (one index seek)."""
+    return bool(
+        _fetch(f"SELECT 1 FROM {model._meta.db_table} WHERE space_id = %s LIMIT 1", [space_id])
+    )
 
 
 def item_texts_after(
