@@ -1,6 +1,7 @@
-"""Where each word of a space's turns occurs, kept beside its term statistics
-(termstats.py), so the turn channel ranks every matching turn by BM25 over
-the space's own statistics in memory instead of asking the full-text index.
+"""Where each word of a space's turns (and, apart, its facts) occurs, kept
+beside its term statistics (termstats.py), so the turn and fact channels
+rank every match by BM25 over the space's own statistics in memory instead
+of asking the full-text index.
 
 The index answers a query by walking each word's matches and computing its
 own BM25 for every one (about 4 µs a row in SQLite, more in PostgreSQL); at

@@ -18,8 +18,10 @@ one term. A turn's speaker (metadata "speaker", "name" or "author") is one more
 word of the turn: a question that names someone is more often about what that
 person said.
 
-The same counts, kept for facts too (item_stats), tell the search facade how
-common each query word is without a count query per word (doc_frequency).
+The same counts and postings are kept for facts too (item_stats): the fact
+channel ranks the space's facts as they are now from them (best_items), and
+in a time view they tell the search facade how common each query word is
+without a count query per word (doc_frequency).
 """
 
 from __future__ import annotations
