@@ -212,10 +212,16 @@ def turn_texts_after(
         f"FROM {Turn._meta.db_table} t "
         "WHERE t.space_id = %s AND t.id > %s ORDER BY t.id LIMIT %s"
     )
+    for pk, text, speaker, session_id, screen in _pages(sql, space_id, after, page):
+        yield pk, text or "", str(speaker or ""), session_id, screen == "ok"
+
+
+def _pages(sql: str, space_id: int, after: int, page: int) -> Iterator[tuple[Any, ...]]:
+    """The rows of `sql` (parameters: space id, last id seen, page size; id
+    first, in id order), a page at a time."""
     while True:
         batch = _fetch(sql, [space_id, after, page])
-        for pk, text, speaker, session_id, screen in batch:
-            yield pk, text or "", str(speaker or ""), session_id, screen == "ok"
+        yield from batch
         if len(batch) < page:
             return
         after = batch[-1][0]
@@ -238,13 +244,8 @@ def item_texts_after(
         f"SELECT i.id, i.text, i.subject, i.object FROM {MemoryItem._meta.db_table} i "
         "WHERE i.space_id = %s AND i.id > %s ORDER BY i.id LIMIT %s"
     )
-    while True:
-        batch = _fetch(sql, [space_id, after, page])
-        for pk, text, subject, obj in batch:
-            yield pk, text or "", subject or "", obj or ""
-        if len(batch) < page:
-            return
-        after = batch[-1][0]
+    for pk, text, subject, obj in _pages(sql, space_id, after, page):
+        yield pk, text or "", subject or "", obj or ""
 
 
 def live_items(space_id: int, ids: Collection[int]) -> set[int]:

@@ -354,17 +354,7 @@ def best_turns(
     """The best `limit` (turn id, bm25) of the space among the turns holding
     a word of `pick`, scored over every word of `weights` (query_weights);
     None when these statistics keep no postings."""
-    if stats.postings is None:
-        return None
-    return stats.postings.rank(
-        weights,
-        pick=set(pick),
-        limit=limit,
-        k1=K1,
-        b=B,
-        avg_length=stats.avg_length,
-        coverage=COVERAGE,
-    )
+    return _best(weights, stats, pick=pick, limit=limit, k1=K1, b=B, coverage=COVERAGE)
 
 
 # Facts are ranked as the full-text index ranked them before they had
@@ -380,14 +370,29 @@ def best_items(
     """The best `limit` (fact id, bm25) of the space among the facts holding
     a word of `pick`, live or not; None when these statistics keep no
     postings or no longer match the stored texts (stale)."""
-    if stats.postings is None or stats.stale:
+    if stats.stale:
+        return None
+    return _best(weights, stats, pick=pick, limit=limit, k1=ITEM_K1, b=ITEM_B, coverage=0.0)
+
+
+def _best(
+    weights: dict[str, float],
+    stats: Stats,
+    *,
+    pick: Iterable[str],
+    limit: int,
+    k1: float,
+    b: float,
+    coverage: float,
+) -> list[tuple[int, float]] | None:
+    if stats.postings is None:
         return None
     return stats.postings.rank(
         weights,
         pick=set(pick),
         limit=limit,
-        k1=ITEM_K1,
-        b=ITEM_B,
+        k1=k1,
+        b=b,
         avg_length=stats.avg_length,
-        coverage=0.0,
+        coverage=coverage,
     )
