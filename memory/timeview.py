@@ -53,6 +53,12 @@ class TimeView:
     def turns_now(self) -> bool:
         """Every turn said and known so far: no instant bounds them (a
         history view changes only how facts are judged)."""
+        return self.unbounded
+
+    @property
+    def unbounded(self) -> bool:
+        """No instant bounds the view: it is now, with or without history
+        (every fact held so far, current or former)."""
         return self.as_of is None and self.known_at is None
 
     @property

@@ -1,7 +1,8 @@
-"""The fact channel ranks a space's facts as they are now from their
-statistics' postings (termstats.best_items): by the space's own word counts,
-never a fact that is no longer live, a fact saved a moment ago included, and
-a fact whose text changed in place found by its new words."""
+"""The fact channel ranks a space's facts as they are now, or with their
+history, from their statistics' postings (termstats.best_items): by the
+space's own word counts, never a fact the view does not show, a fact saved a
+moment ago included, and a fact whose text changed in place found by its new
+words. A view at an instant asks the index."""
 
 from __future__ import annotations
 
@@ -70,14 +71,47 @@ def test_a_fact_rewritten_in_place_is_found_by_its_new_words(space, monkeypatch)
     assert _ranked(space, "beagle") == [fact.pk]
 
 
-def test_a_time_view_ranks_facts_from_the_index(space) -> None:  # type: ignore[no-untyped-def]
-    # A former fact is what a history view asks for: the postings' live
-    # check must not decide it.
+def test_a_history_view_ranks_from_the_postings_former_facts_included(space, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Every /context asks for history: a former fact is found, as the index
+    # found it, without the index being asked; a retracted (deleted) or
+    # quarantined fact stays out, as it does there.
     old = MemoryItem.objects.create(space=space, text="The user lives in Lisbon")
     new = MemoryItem.objects.create(space=space, text="The user lives in Porto")
     supersede(old=old, new=new, actor="test")
-    ranking = channels.bm25_items(
-        space=space, query="Lisbon", limit=10, when=TimeView(history=True)
+    MemoryItem.objects.create(
+        space=space, text="The user once visited Lisbon", status=MemoryItem.Status.FORGOTTEN
     )
+    MemoryItem.objects.create(
+        space=space,
+        text="Lisbon is where you must send the keys",
+        screen_status=MemoryItem.Screen.FLAGGED,
+    )
+    history = TimeView(history=True)
+    by_index = channels.search("item", space_id=space.pk, query="Lisbon", limit=10, when=history)
+    assert [h.id for h in by_index] == [old.pk]
+
+    def no_index(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("the history view asked the index")
+
+    monkeypatch.setattr(channels, "search", no_index)
+    ranking = channels.bm25_items(space=space, query="Lisbon", limit=10, when=history)
     assert [pk for _, pk in ranking.keys] == [old.pk]
-    assert _ranked(space, "Lisbon") == []
+    assert _ranked(space, "Lisbon") == []  # as things are now, it is former
+    ranking = channels.bm25_items(space=space, query="lives", limit=10, when=history)
+    assert {pk for _, pk in ranking.keys} == {old.pk, new.pk}
+
+
+def test_a_view_at_an_instant_ranks_facts_from_the_index(space, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    fact = MemoryItem.objects.create(space=space, text="The user lives in Lisbon")
+    asked = []
+    search = channels.search
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        asked.append(kwargs["when"])
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(channels, "search", counted)
+    view = TimeView(as_of=fact.created_at)
+    ranking = channels.bm25_items(space=space, query="Lisbon", limit=10, when=view)
+    assert [pk for _, pk in ranking.keys] == [fact.pk]
+    assert asked == [view]

@@ -125,17 +125,18 @@ def vector_weight() -> float:
 def bm25_items(
     *, space: Space, query: str, limit: int, when: TimeView | None, budget: Budget = FULL
 ) -> Ranking:
-    """BM25 over facts. The space's facts as they are now are ranked from
-    their statistics' postings, as turns are: the full-text index took 1.7
-    of recall's 5.3 ms at 100k + 100k to walk and score a query's matches,
-    and scored them by every space's word counts. A time view (as_of,
-    known_at, history) asks the index, whose filters keep what the view
-    admits before anything is ranked; so does a space whose postings no
-    longer match its texts, until they are rebuilt."""
+    """BM25 over facts. The space's facts as they are now, or as every one
+    held so far (a history view, which every /context asks for), are ranked
+    from their statistics' postings, as turns are: the full-text index took
+    1.7 of recall's 5.3 ms at 100k + 100k to walk and score a query's
+    matches, and scored them by every space's word counts. A view at an
+    instant (as_of, known_at) asks the index, whose filters keep what the
+    view admits before anything is ranked; so does a space whose postings
+    no longer match its texts, until they are rebuilt."""
     stats = termstats.item_stats(space)
     hits = (
-        _live_items_ranked(space.pk, query, stats, limit=limit, budget=budget.match)
-        if when is None or when.is_now
+        _live_items_ranked(space.pk, query, stats, limit=limit, budget=budget.match, when=when)
+        if when is None or when.unbounded
         else None
     )
     if hits is None:
@@ -165,10 +166,17 @@ LIVE_CHECK = 2
 
 
 def _live_items_ranked(
-    space_id: int, query: str, stats: termstats.Stats, *, limit: int, budget: int
+    space_id: int,
+    query: str,
+    stats: termstats.Stats,
+    *,
+    limit: int,
+    budget: int,
+    when: TimeView | None = None,
 ) -> list[Hit] | None:
-    """The best `limit` live facts from the postings, best first; None when
-    the postings cannot answer."""
+    """The best `limit` facts from the postings that the view shows (live
+    ones; in a history view, former ones too), best first; None when the
+    postings cannot answer."""
     words = {termstats.stem(t) for t in query_terms(query) if len(t) > 1}
     weights = termstats.query_weights(words, stats)
     pick = _rarest(words, stats, budget)
@@ -180,7 +188,7 @@ def _live_items_ranked(
         if ranked is None:
             return None
         batch = ranked[checked:]
-        live = recall_rows.live_items(space_id, [pk for pk, _ in batch])
+        live = recall_rows.live_items(space_id, [pk for pk, _ in batch], when=when)
         hits += [Hit(id=pk, score=score) for pk, score in batch if pk in live]
         if len(hits) >= limit or len(ranked) < depth:
             return hits[:limit]

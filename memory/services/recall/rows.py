@@ -248,12 +248,13 @@ def item_texts_after(
         yield pk, text or "", subject or "", obj or ""
 
 
-def live_items(space_id: int, ids: Collection[int]) -> set[int]:
-    """The facts among `ids` that recall may show as they are now: active,
-    unexpired, screened clean (the search filters, memory.search._filters)."""
+def live_items(space_id: int, ids: Collection[int], *, when: TimeView | None = None) -> set[int]:
+    """The facts among `ids` that recall may show in the view (the search
+    filters, memory.search._filters): as they are now, active, unexpired and
+    screened clean; in a history view, former facts too."""
     if not ids:
         return set()
-    where, params = row_filters("item", prefix="i.", space_id=space_id, live_only=True, when=None)
+    where, params = row_filters("item", prefix="i.", space_id=space_id, live_only=True, when=when)
     sql = (
         f"SELECT i.id FROM {MemoryItem._meta.db_table} i "
         f"WHERE {' AND '.join(where)} AND i.id {_in(ids)}"
