@@ -56,6 +56,17 @@ def first(model: type[M], where: str, params: Sequence[Any], *, order: str = "")
     return instance(model, row, conn) if row is not None else None
 
 
+def every(model: type[M], where: str, params: Sequence[Any]) -> list[M]:
+    """The model's rows WHERE `where` (constant SQL, values as %s), as
+    instances, in no particular order."""
+    conn = connections[DEFAULT_DB_ALIAS]
+    table = conn.ops.quote_name(model._meta.db_table)
+    with conn.cursor() as cursor:
+        cursor.execute(f"SELECT {columns(model, 't', conn)} FROM {table} t WHERE {where}", params)
+        found = cursor.fetchall()
+    return [instance(model, row, conn) for row in found]
+
+
 def instance(model: type[M], values: Sequence[Any], connection: BaseDatabaseWrapper) -> M:
     """The model instance for one row's values of `columns(model, ...)`."""
     fields = model._meta.concrete_fields

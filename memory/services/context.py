@@ -284,8 +284,7 @@ def build_context(
     # Each part is counted once, as it is made: the parts are joined by blank
     # lines and no counted piece spans whitespace (memory/tokens.py), so the
     # prompt's count is the sum of theirs.
-    user = core.get_block(space=user_space or space, label="user")
-    agent = core.get_block(space=space, label="agent")
+    user, agent = core.get_blocks([(user_space or space, "user"), (space, "agent")])
     core_user, user_tokens = _fit_core("user", user, budget)
     left = budget - user_tokens
     core_agent, agent_tokens = _fit_core("agent", agent, left)

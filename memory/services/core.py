@@ -65,8 +65,13 @@ def _check_label(label: str) -> None:
 def load_block(*, space: Space, label: str) -> CoreBlock:
     """The block row, created empty on first use, without consulting the mirror."""
     _check_label(label)
+    return _ready(space, label, _stored_block(space, label))
+
+
+def _ready(space: Space, label: str, block: CoreBlock | None) -> CoreBlock:
+    """The stored block (None: not stored yet, so created now) with its
+    space set and the configured budget."""
     budget = budget_for(label)
-    block = _stored_block(space, label)
     if block is None:
         try:
             with transaction.atomic():
@@ -82,8 +87,7 @@ def load_block(*, space: Space, label: str) -> CoreBlock:
 
 
 def _stored_block(space: Space, label: str) -> CoreBlock | None:
-    # One hand-written statement: /context reads two blocks on every turn
-    # (engram_site/db/rows.py says why).
+    # One hand-written statement (engram_site/db/rows.py says why).
     return rows.first(CoreBlock, "t.space_id = %s AND t.label = %s", [space.pk, label])
 
 
@@ -94,6 +98,23 @@ def get_block(*, space: Space, label: str) -> CoreBlock:
 
     block = load_block(space=space, label=label)
     return mirror.import_if_newer(block=block)
+
+
+def get_blocks(wanted: list[tuple[Space, str]]) -> list[CoreBlock]:
+    """get_block for each (space, label) of `wanted`, in its order, read in
+    one statement: /context reads the user and the agent block on every turn,
+    and on PostgreSQL each statement is a round trip."""
+    from memory.services import mirror
+
+    for _, label in wanted:
+        _check_label(label)
+    where = " OR ".join(["(t.space_id = %s AND t.label = %s)"] * len(wanted))
+    params = [value for space, label in wanted for value in (space.pk, label)]
+    stored = {(b.space_id, b.label): b for b in rows.every(CoreBlock, where, params)}
+    return [
+        mirror.import_if_newer(block=_ready(space, label, stored.get((space.pk, label))))
+        for space, label in wanted
+    ]
 
 
 def tokens(*, block: CoreBlock) -> int:

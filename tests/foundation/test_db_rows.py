@@ -96,3 +96,21 @@ def test_first_and_values_equal_the_orms_with_json_and_datetimes(space: Space) -
         got = rows.values(PalaceEntry, names, cursor.fetchall(), connection)
     assert got == list(PalaceEntry.objects.filter(space=space).values(*names))
     assert got[0]["placard_unique"] is True and got[0]["due_at"].tzinfo is not None
+
+
+@pytest.mark.django_db
+def test_every_equals_the_orms(space: Space) -> None:
+    from engram_site.db import rows
+    from memory.models import CoreBlock
+
+    other = Space.objects.create(name="other")
+    for s, label, text in (
+        (space, "user", "Name: Ada"),
+        (space, "agent", "x"),
+        (other, "user", "y"),
+    ):
+        CoreBlock.objects.create(space=s, label=label, text=text, budget_tokens=100)
+    found = rows.every(CoreBlock, "t.space_id = %s", [space.pk])
+    orm = CoreBlock.objects.filter(space=space)
+    assert sorted(map(_fields, found), key=str) == sorted(map(_fields, orm), key=str)
+    assert rows.every(CoreBlock, "t.space_id = %s", [other.pk + 1000]) == []

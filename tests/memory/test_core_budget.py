@@ -115,3 +115,22 @@ def test_an_entry_bigger_than_the_whole_budget_is_refused_even_in_demote_mode(ap
     out = save(api, block="user", action="add", text="huge " * 100)
     assert not out["ok"] and "shorten" in out["message"]
     assert "Entry 0" in core.get_block(space=space, label="user").text
+
+
+def test_blocks_read_together_are_the_blocks_read_one_by_one(space):  # type: ignore[no-untyped-def]
+    from memory.models import Space
+
+    core.set_text(space=space, label="user", text="Name: Ada", author="test", reason="")
+    person = Space.objects.create(name="person")
+    core.set_text(space=person, label="user", text="Name: Grace", author="test", reason="")
+    # The agent block of `space` is not stored yet: it is created empty.
+    user, agent, own = core.get_blocks([(person, "user"), (space, "agent"), (space, "user")])
+    assert (user.space, user.text) == (person, "Name: Grace")
+    assert (agent.space, agent.label, agent.text, agent.pk is not None) == (
+        space,
+        "agent",
+        "",
+        True,
+    )
+    assert own.pk == core.get_block(space=space, label="user").pk and own.text == "Name: Ada"
+    assert agent.budget_tokens == core.budget_for("agent")
