@@ -50,15 +50,10 @@ class TimeView:
         return self.as_of is None and self.known_at is None and not self.history
 
     @property
-    def turns_now(self) -> bool:
-        """Every turn said and known so far: no instant bounds them (a
-        history view changes only how facts are judged)."""
-        return self.unbounded
-
-    @property
     def unbounded(self) -> bool:
-        """No instant bounds the view: it is now, with or without history
-        (every fact held so far, current or former)."""
+        """No instant bounds the view: every turn said and known so far, and
+        the facts as they are now or, with history, every one held so far
+        (current or former)."""
         return self.as_of is None and self.known_at is None
 
     @property

@@ -46,8 +46,7 @@ def first(model: type[M], where: str, params: Sequence[Any], *, order: str = "")
     """The model's first row WHERE `where` (constant SQL, values as %s) in
     `order` (constant SQL too), as an instance; None when there is none."""
     conn = connections[DEFAULT_DB_ALIAS]
-    table = conn.ops.quote_name(model._meta.db_table)
-    sql = f"SELECT {columns(model, 't', conn)} FROM {table} t WHERE {where}"
+    sql = _select(model, where, conn)
     if order:
         sql += f" ORDER BY {order}"
     with conn.cursor() as cursor:
@@ -60,11 +59,15 @@ def every(model: type[M], where: str, params: Sequence[Any]) -> list[M]:
     """The model's rows WHERE `where` (constant SQL, values as %s), as
     instances, in no particular order."""
     conn = connections[DEFAULT_DB_ALIAS]
-    table = conn.ops.quote_name(model._meta.db_table)
     with conn.cursor() as cursor:
-        cursor.execute(f"SELECT {columns(model, 't', conn)} FROM {table} t WHERE {where}", params)
+        cursor.execute(_select(model, where, conn), params)
         found = cursor.fetchall()
     return [instance(model, row, conn) for row in found]
+
+
+def _select(model: type[models.Model], where: str, conn: BaseDatabaseWrapper) -> str:
+    table = conn.ops.quote_name(model._meta.db_table)
+    return f"SELECT {columns(model, 't', conn)} FROM {table} t WHERE {where}"
 
 
 def instance(model: type[M], values: Sequence[Any], connection: BaseDatabaseWrapper) -> M:

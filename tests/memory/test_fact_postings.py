@@ -73,7 +73,7 @@ def test_a_fact_rewritten_in_place_is_found_by_its_new_words(space, monkeypatch)
 
 def test_a_history_view_ranks_from_the_postings_former_facts_included(space, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Every /context asks for history: a former fact is found, as the index
-    # found it, without the index being asked; a retracted (deleted) or
+    # found it, without the index being asked; a forgotten or
     # quarantined fact stays out, as it does there.
     old = MemoryItem.objects.create(space=space, text="The user lives in Lisbon")
     new = MemoryItem.objects.create(space=space, text="The user lives in Porto")

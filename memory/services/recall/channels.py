@@ -313,7 +313,7 @@ def bm25_turns(
     # keep what was said and known by then before anything is ranked.
     ranked = (
         termstats.best_turns(weights, stats, pick=_distinctive_words(query, stats), limit=depth)
-        if stats is not None and (when is None or when.turns_now)
+        if stats is not None and (when is None or when.unbounded)
         else None
     )
     if ranked is not None:
