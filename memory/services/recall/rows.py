@@ -125,16 +125,20 @@ def _in(ids: Collection[int]) -> str:
     _bound() as one parameter. PostgreSQL takes them as an array: an IN list
     of a few hundred placeholders cost 0.7 ms more per query to send and
     plan (1.7 against 1.0 ms for the turn channel's 284 rows at 100k
-    turns). SQLite reads them from a JSON array: Django rewrites and binds
-    each placeholder in Python, 0.3 ms for 160 ids."""
+    turns). The array goes as its text form, cast on the server: psycopg
+    dumps a list element by element in Python, 320 against 180 us of this
+    process's time for a statement of 240 ids. SQLite reads them from a JSON
+    array: Django rewrites and binds each placeholder in Python, 0.3 ms for
+    160 ids."""
     if connection.vendor == "postgresql":
-        return "= ANY(%s)"
+        return "= ANY(%s::bigint[])"
     return "IN (SELECT value FROM json_each(%s))"
 
 
 def _bound(ids: Collection[int]) -> list[Any]:
+    # Both forms are built from ints, so no text but digits reaches the query.
     if connection.vendor == "postgresql":
-        return [list(ids)]
+        return ["{" + ",".join(str(int(pk)) for pk in ids) + "}"]
     return [json.dumps([int(pk) for pk in ids])]
 
 
