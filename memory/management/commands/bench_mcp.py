@@ -28,7 +28,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
 from memory.management.commands.bench_recall import Command as RecallBench
-from memory.management.commands.bench_recall import _loadavg, _percentiles, _vocabulary
+from memory.management.commands.bench_recall import (
+    _loadavg,
+    _percentiles,
+    _vocabulary,
+    zipf_weights,
+)
 from memory.models import MemoryItem, Space
 from memory.services.spaces import create_api_key
 
@@ -62,7 +67,7 @@ class Command(BaseCommand):
                 name=name if opts["reuse"] else f"bench-mcp-{int(time.time())}"
             )
             vocab = _vocabulary(rng, 20_000)
-            weights = [1.0 / (i + 1) ** 1.05 for i in range(len(vocab))]
+            weights = zipf_weights(len(vocab))
             started = time.perf_counter()
             texts = helper._build(
                 space, rng, vocab, weights, items=opts["items"], turns=opts["turns"]

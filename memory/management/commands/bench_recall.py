@@ -54,6 +54,18 @@ def _vocabulary(rng: random.Random, size: int) -> list[str]:
     return sorted(words)
 
 
+def zipf_weights(size: int) -> list[float]:
+    """Zipf-like word frequencies, as in real text: a few words are everywhere."""
+    return [1.0 / (i + 1) ** 1.05 for i in range(size)]
+
+
+def sentence(rng: random.Random, vocab: list[str], cum_weights: list[float]) -> str:
+    """A stored text: 6 to 18 words drawn by frequency (cum_weights: the
+    accumulated zipf_weights, which draw what weights= would without
+    re-summing 20,000 weights a sentence)."""
+    return " ".join(rng.choices(vocab, cum_weights=cum_weights, k=rng.randint(6, 18)))
+
+
 def _loadavg() -> str:
     try:
         with open("/proc/loadavg") as f:
@@ -119,8 +131,7 @@ class Command(BaseCommand):
             space = Space.objects.create(name=name if reuse else f"bench-{int(time.time())}")
         try:
             vocab = _vocabulary(rng, 20_000)
-            # Zipf-like word frequencies, as in real text: a few words are everywhere.
-            weights = [1.0 / (i + 1) ** 1.05 for i in range(len(vocab))]
+            weights = zipf_weights(len(vocab))
             started = time.perf_counter()
             if built:
                 texts = self._build(
@@ -313,18 +324,13 @@ class Command(BaseCommand):
             for i in range(max(1, turns // 200))
         ]
 
-        # Precomputed cumulative weights draw the same words as weights= would,
-        # without re-summing 20,000 weights for every sentence.
         cum_weights = list(itertools.accumulate(weights))
-
-        def sentence() -> str:
-            return " ".join(rng.choices(vocab, cum_weights=cum_weights, k=rng.randint(6, 18)))
 
         with tqdm(total=items + turns, desc="building space") as bar:
             for start in range(0, items, batch):
                 rows = []
                 for i in range(start, min(items, start + batch)):
-                    text = sentence()
+                    text = sentence(rng, vocab, cum_weights)
                     if i % 97 == 0:
                         sample.append(text)
                     rows.append(
@@ -346,7 +352,7 @@ class Command(BaseCommand):
             for start in range(0, turns, batch):
                 rows_t = []
                 for i in range(start, min(turns, start + batch)):
-                    text = sentence()
+                    text = sentence(rng, vocab, cum_weights)
                     if i % 97 == 0:
                         sample.append(text)
                     rows_t.append(
