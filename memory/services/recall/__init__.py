@@ -430,9 +430,9 @@ def _load_more(part: _Loaded, space: Space, ids: dict[str, list[int]]) -> None:
     turns = rows.turns(space.pk, ids["turn"], when=when)
     stated = rows.statements(list(turns))
     if when.known_at is not None:
-        ctx_revisions = part.ctx.revisions
-        ctx_revisions.update(
-            rows.revisions({s.item_id for ss in stated.values() for s in ss} - ctx_revisions.keys())
+        revisions = part.ctx.revisions
+        revisions.update(
+            rows.revisions({s.item_id for ss in stated.values() for s in ss} - revisions.keys())
         )
     part.turns.update(turns)
     part.stated.update(stated)
@@ -792,8 +792,9 @@ def _share(text: str, ctx: _Context) -> float:
     total = sum(ctx.weights.values())
     if total <= 0:
         return 1.0
-    held = ctx.weights.keys() & termstats.tokens(text)
-    return sum(ctx.weights[word] for word in held) / total
+    words = set(termstats.tokens(text))
+    # Summed in the weights' (sorted) order, not a set's: see query_weights.
+    return sum(weight for word, weight in ctx.weights.items() if word in words) / total
 
 
 def _item_boost(row: rows.ItemRow, *, now: datetime) -> float:

@@ -328,8 +328,11 @@ SPEAKER_WORD = True
 
 
 def query_weights(words: Iterable[str], stats: Stats) -> dict[str, float]:
-    """Each (stemmed) query word's IDF in the space, computed once per query."""
-    return {w: stats.idf(w) for w in words}
+    """Each (stemmed) query word's IDF in the space, computed once per query.
+    In sorted order: scores are sums over these words, and summed in a set's
+    order (which changes with the process's hash seed) near-equal scores
+    came out in a different order after a restart."""
+    return {w: stats.idf(w) for w in sorted(words)}
 
 
 def bm25(query: dict[str, float], doc_words: list[str], stats: Stats) -> float:
