@@ -47,3 +47,12 @@ def test_new_turns_are_counted_on_the_next_look(space, monkeypatch) -> None:
     _turns(space, ["two kayaks"])
     stats = termstats.turn_stats(space)
     assert (stats.docs, stats.df["kayak"]) == (2, 2)
+
+
+def test_query_weights_come_in_one_order_whatever_the_set_order(space) -> None:
+    # Scores are sums over these weights; summed in a set's order (which the
+    # process's hash seed decides) near-equal scores swapped after a restart.
+    stats = termstats.turn_stats(space)
+    words = ["zebra", "apple", "mango", "kiwi"]
+    assert list(termstats.query_weights(set(words), stats)) == sorted(words)
+    assert list(termstats.query_weights(reversed(words), stats)) == sorted(words)
