@@ -20,8 +20,8 @@ T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 
 
 def _turns(space, n):  # type: ignore[no-untyped-def]
-    """n turns about comets, the first the most about them (the word more
-    often, in a shorter turn), and filler that shares no word with them."""
+    """n turns about comets, each naming them once less than the one before,
+    and filler that shares no word with them."""
     session = Session.objects.create(space=space, external_id="s1", started_at=T0, last_turn_at=T0)
     texts = [" ".join(["comet"] * (n - i) + ["sky"] * i) + f" night {i}" for i in range(n)]
     texts += [f"filler line number {i}" for i in range(30)]
@@ -79,7 +79,7 @@ def test_a_turn_the_view_hides_makes_room_for_the_next(space, loads, monkeypatch
     _answer(space, "comet", 3)  # the turn channel's postings now hold them all
     # The best five are quarantined after they were indexed: the channel still
     # finds them, and loading their rows is what leaves them out.
-    Turn.objects.filter(pk__in=[t.pk for t in made[:5]]).update(screen_status="quarantined")
+    Turn.objects.filter(pk__in=[t.pk for t in made[:5]]).update(screen_status="flagged")
     loads.clear()
     answer = _answer(space, "comet", 3)
     assert [i for _, i, _ in answer] == [str(t.pk) for t in made[5:8]]
