@@ -475,8 +475,8 @@ def _materialise(
     other candidate scores at most its fused score, or twice that when the
     query names a date. So the head's facts load at once and the rest in
     rounds of k, best first, until none left could still reach the k-th
-    place: the same k as loading them all, from a third of the rows (at
-    100k + 100k most recalls load 8 of some 40 turns in the head)."""
+    place: the same k as loading them all (at 100k + 100k a recall loads 8
+    turns on average of the some 40 in its head)."""
     # Boosts can lift a candidate by up to ~2.9x (a date named in the query
     # doubles a score; importance, frequency and recency add the rest), so
     # the head is a generous count rather than a cut at the k-th score.
