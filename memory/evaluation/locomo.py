@@ -293,6 +293,9 @@ def ask(
         row["all@10"] = float(evidence <= set(refs[:10]))
         rank = next((i for i, ref in enumerate(refs, 1) if ref in evidence), None)
         row["mrr"] = 1.0 / rank if rank else 0.0
+        # Where each evidence turn ranked among the k asked for (None: not
+        # among them), for depth_table.
+        row["ranks"] = {e: refs.index(e) + 1 if e in refs[:k] else None for e in sorted(evidence)}
         out.append(row)
     return out
 
@@ -317,6 +320,35 @@ def table(figures: dict[str, dict[str, float]]) -> list[str]:
     for name, f in figures.items():
         lines.append(
             f"{name:<38}" + "".join(f"{f[m]:>8.3f}" for m in METRICS) + f"{int(f['n']):>6}"
+        )
+    return lines
+
+
+# Rank bands of depth_table: the top 10 the figures count, then how much
+# deeper the rest sits.
+BANDS = ((1, 10), (11, 20), (21, 40), (41, 100), (101, 200))
+
+
+def depth_table(rows: list[dict[str, Any]], *, k: int) -> list[str]:
+    """Where the evidence turns ranked among the k results asked for, per
+    category over all conversations asked: the share in each band up to k,
+    and the share not among the k at all. What sits in 11..k a re-ranking
+    could still lift into the top 10; what is not among the k needs a
+    candidate that keyword search never proposed."""
+    bands = [(lo, min(hi, k)) for lo, hi in BANDS if lo <= k]
+    labels = [f"{lo}-{hi}" for lo, hi in bands] + [f"not in {k}"]
+    groups: dict[str, list[int | None]] = defaultdict(list)
+    for r in rows:
+        ranks = list(r.get("ranks", {}).values())
+        groups[f"cat {r['category']} {CATEGORIES[r['category']]}"] += ranks
+        if r["category"] != 5:
+            groups["overall 1-4"] += ranks
+    lines = [f"{'evidence turns ranked':<26}" + "".join(f"{b:>11}" for b in labels) + f"{'n':>6}"]
+    for name, ranks in sorted(groups.items()):
+        counts = [sum(1 for x in ranks if x is not None and lo <= x <= hi) for lo, hi in bands]
+        counts.append(sum(1 for x in ranks if x is None))
+        lines.append(
+            f"{name:<26}" + "".join(f"{c / len(ranks):>11.3f}" for c in counts) + f"{len(ranks):>6}"
         )
     return lines
 

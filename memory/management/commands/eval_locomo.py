@@ -20,6 +20,10 @@ within 0.003); --baseline bm25-text indexes the turn text without the
 speaker's name, a weaker reference. Either runs on any database backend
 because the index is its own.
 
+--depth asks for 100 results a question and adds a table of where the
+evidence turns ranked, per category: in the top 10, just below it, deeper,
+or not among the 100 at all (no re-ranking can reach those).
+
 --url evaluates a running Engram over its API instead (start it with ./run,
 with this command's ENGRAM_DATA_DIR or ENGRAM_DATABASE_URL, where the spaces
 and keys are made): turns go in with POST /turns/batch, the server's worker
@@ -40,6 +44,10 @@ from django.db import connection
 
 from memory.evaluation import locomo
 from memory.models import Space
+
+# Results asked per question with --depth: deep enough to tell evidence that
+# ranks just below the top 10 from evidence keyword search never proposes.
+DEPTH = 100
 
 
 class Command(BaseCommand):
@@ -69,6 +77,12 @@ class Command(BaseCommand):
             "command's database)",
         )
         parser.add_argument(
+            "--depth",
+            action="store_true",
+            help=f"ask for {DEPTH} results a question and show where the evidence turns ranked, "
+            "per category (what a re-ranking could reach, and what it never can)",
+        )
+        parser.add_argument(
             "--questions",
             type=Path,
             default=None,
@@ -84,6 +98,9 @@ class Command(BaseCommand):
             chosen = locomo.parse_range(opts["conversations"], len(data))
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+        if opts["depth"]:
+            opts["k"] = max(opts["k"], DEPTH)
+            self.stdout.write(f"asking for {opts['k']} results a question (--depth)")
         per_question: list[dict[str, Any]] = []
         ingest_s = 0.0
         if opts["baseline"]:
@@ -130,6 +147,9 @@ class Command(BaseCommand):
         figures = locomo.summarise(per_question)
         for line in [*locomo.table(figures), locomo.latency_line(per_question)]:
             self.stdout.write(line)
+        if opts["depth"]:
+            for line in locomo.depth_table(per_question, k=opts["k"]):
+                self.stdout.write(line)
         if opts["json"]:
             opts["json"].write_text(json.dumps(figures, indent=2))
         if opts["chart"]:

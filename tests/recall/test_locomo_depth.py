@@ -1,0 +1,58 @@
+"""eval_locomo --depth: where each evidence turn ranked among the results
+asked for, and the table of rank bands per category."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memory.evaluation import locomo
+from tests.recall.test_locomo_over_http import FIXTURE, _as_locomo
+
+
+def _row(category: int, ranks: dict[str, int | None]) -> dict[str, object]:
+    return {"conv": 1, "category": category, "ranks": ranks}
+
+
+def _shares(lines: list[str], name: str) -> list[float]:
+    line = next(line for line in lines if line.startswith(name))
+    return [float(x) for x in line[26:].split()]
+
+
+def test_the_table_counts_evidence_turns_by_band_and_those_not_found() -> None:
+    rows = [
+        _row(1, {"D1:1": 3, "D2:4": 15, "D3:1": None}),
+        _row(1, {"D4:2": 70}),
+        _row(4, {"D1:2": 1}),
+        _row(5, {"D9:9": None}),  # adversarial: its own line, not in the overall
+    ]
+    lines = locomo.depth_table(rows, k=100)
+    assert lines[0].split()[3:] == ["1-10", "11-20", "21-40", "41-100", "not", "in", "100", "n"]
+    # Multi-hop: four evidence turns, one in each of 1-10, 11-20, 41-100 and one not found.
+    assert _shares(lines, "cat 1 multi-hop") == [0.25, 0.25, 0.0, 0.25, 0.25, 4]
+    assert _shares(lines, "cat 4 single-hop") == [1.0, 0.0, 0.0, 0.0, 0.0, 1]
+    assert _shares(lines, "cat 5 adversarial") == [0.0, 0.0, 0.0, 0.0, 1.0, 1]
+    assert _shares(lines, "overall 1-4") == [0.4, 0.2, 0.0, 0.2, 0.2, 5]
+
+
+def test_bands_stop_at_the_depth_asked_for() -> None:
+    lines = locomo.depth_table([_row(2, {"D1:1": 12, "D1:2": None})], k=20)
+    assert "21-40" not in lines[0] and "not in 20" in lines[0]
+    assert _shares(lines, "cat 2 temporal") == [0.0, 0.5, 0.5, 2]
+
+
+@pytest.mark.django_db(transaction=True)  # recall's helpers read with connections of their own
+def test_ask_records_each_evidence_turns_rank_as_its_figures_count_it() -> None:
+    conv = _as_locomo(json.loads(FIXTURE.read_text()))
+    rows = locomo.ask(1, conv, locomo.ingest(1, conv), k=5)
+    assert rows
+    for r in rows:
+        assert set(r["ranks"]) == set(r["evidence"])
+        found = [rank for rank in r["ranks"].values() if rank is not None]
+        assert all(1 <= rank <= 5 for rank in found)
+        # The same turns the Recall@5 figure counts, at the places they were found.
+        assert len(found) / len(r["evidence"]) == r["r@5"]
+        for ref, rank in r["ranks"].items():
+            if rank is not None and rank <= len(r["found"]):
+                assert r["found"][rank - 1] == ref
