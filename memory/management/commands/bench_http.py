@@ -155,8 +155,13 @@ async def _drive(
     probe = asyncio.ensure_future(sample_cpu())
     await asyncio.gather(*(client() for _ in range(concurrency)))
     measured = min(time.perf_counter(), stop_at) - warm_until
-    if not probe.done():  # the queries ran out first
-        probe.cancel()
+    if not probe.done():
+        if time.perf_counter() >= stop_at:
+            # The clients stopped at the end of the window, the probe wakes
+            # there too: its reading is a moment away.
+            await probe
+        else:  # the queries ran out first
+            probe.cancel()
     return {
         "latencies": sorted(latencies),
         "statuses": statuses,
