@@ -339,7 +339,7 @@ def depth_table(rows: list[dict[str, Any]], *, k: int) -> list[str]:
     labels = [f"{lo}-{hi}" for lo, hi in bands] + [f"not in {k}"]
     groups: dict[str, list[int | None]] = defaultdict(list)
     for r in rows:
-        ranks = list(r.get("ranks", {}).values())
+        ranks = list(r["ranks"].values())
         groups[f"cat {r['category']} {CATEGORIES[r['category']]}"] += ranks
         if r["category"] != 5:
             groups["overall 1-4"] += ranks
