@@ -8,11 +8,16 @@ uvicorn workers, `engram_run.web_command`), and drives it from this process
 with `--concurrency` keep-alive connections for `--seconds` per endpoint,
 each request with a query of its own (never a repeat a cache could answer).
 Prints requests/s, p50/p95/p99, errors and the load average. `--url` and
-`--key` measure a server that is already running instead.
+`--key` measure a server that is already running instead. The load client
+is memory/evaluation/http_load.py.
 
-The load generator is a plain asyncio HTTP/1.1 client: a few tens of
-microseconds per request, so on a small machine it leaves the cores to the
-server it measures (httpx would take about as much CPU as the server).
+`--against "ENGRAM_WEB_RUNNING=1 ..."` compares two servers instead: the
+second started with those environment variables set on top. Both run at
+once and are loaded in turn, `--seconds` each, A B B A A B ... for
+`--rounds` rounds, and the ratio B/A is printed round by round: on a shared
+machine whose speed drifts by a third from one minute to the next, two
+separate runs cannot tell a 10% change from the drift, while windows
+seconds apart see the same machine.
 """
 
 from __future__ import annotations
@@ -22,172 +27,40 @@ import itertools
 import json
 import os
 import random
+import shlex
 import socket
+import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import httpx
-import psutil
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, connections
 
+from memory.evaluation.http_load import cpu_of, drive, percentile
 from memory.management.commands import bench_recall
 from memory.management.commands.engram_run import web_command
 from memory.models import Space
 from memory.services.spaces import create_api_key
 
 
-def _percentile(ordered: list[float], q: float) -> float:
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
-
-
-class _Connection:
-    """One keep-alive HTTP/1.1 connection; answers must carry Content-Length
-    (uvicorn sends it for Django's answers)."""
-
-    def __init__(self, host: str, port: int, headers: str) -> None:
-        self.host, self.port, self.headers = host, port, headers
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        assert self.reader is not None
-        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\n{self.headers}"
-        if body:
-            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-        self.writer.write(head.encode() + b"\r\n" + body)
-        status_line = await self.reader.readline()
-        if not status_line:
-            await self.close()
-            raise ConnectionError("the server closed the connection")
-        status = int(status_line.split()[1])
-        length = 0
-        close = False
-        while True:
-            line = await self.reader.readline()
-            if line in (b"\r\n", b""):
-                break
-            name, _, value = line.decode("latin-1").partition(":")
-            name = name.strip().lower()
-            if name == "content-length":
-                length = int(value)
-            elif name == "connection" and "close" in value.lower():
-                close = True
-        payload = await self.reader.readexactly(length)
-        if close:
-            await self.close()
-        return status, payload
-
-    async def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-
-
-async def _drive(
-    url: str,
-    key: str,
-    requests: list[tuple[str, str, bytes]],
-    *,
-    concurrency: int,
-    seconds: float,
-    warmup: float,
-    cpu: Callable[[], float] | None = None,
-) -> dict[str, Any]:
-    """Send `requests` in order from `concurrency` connections until they or
-    the time run out; the first `warmup` seconds are not counted (each worker
-    process builds its term statistics on its first recall)."""
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    headers = f"Authorization: Bearer {key}\r\n"
-    queue = iter(requests)
-    latencies: list[float] = []
-    statuses: dict[int, int] = {}
-    errors = 0
-    start = time.perf_counter()
-    warm_until = start + warmup
-    stop_at = warm_until + seconds
-    first_error = ""
-
-    async def client() -> None:
-        nonlocal errors, first_error
-        conn = _Connection(host, port, headers)
-        for method, path, body in queue:
-            now = time.perf_counter()
-            if now >= stop_at:
-                break
-            try:
-                status, payload = await conn.request(method, path, body)
-            except (OSError, ConnectionError, asyncio.IncompleteReadError, ValueError) as exc:
-                errors += 1
-                first_error = first_error or repr(exc)
-                await conn.close()
-                conn = _Connection(host, port, headers)
-                continue
-            done = time.perf_counter()
-            if now >= warm_until:
-                latencies.append((done - now) * 1000)
-                statuses[status] = statuses.get(status, 0) + 1
-                if status != 200 and not first_error:
-                    first_error = f"{status}: {payload[:200]!r}"
-        await conn.close()
-
-    cpu_used: list[float] = []
-
-    async def sample_cpu() -> None:
-        # The server's CPU seconds over the measured window only.
-        if cpu is None:
-            return
-        await asyncio.sleep(max(0.0, warm_until - time.perf_counter()))
-        before = cpu()
-        await asyncio.sleep(max(0.0, stop_at - time.perf_counter()))
-        cpu_used.append(cpu() - before)
-
-    probe = asyncio.ensure_future(sample_cpu())
-    await asyncio.gather(*(client() for _ in range(concurrency)))
-    measured = min(time.perf_counter(), stop_at) - warm_until
-    if not probe.done():
-        if time.perf_counter() >= stop_at:
-            # The clients stopped at the end of the window, the probe wakes
-            # there too: its reading is a moment away.
-            await probe
-        else:  # the queries ran out first
-            probe.cancel()
-    return {
-        "latencies": sorted(latencies),
-        "statuses": statuses,
-        "errors": errors,
-        "seconds": measured,
-        "first_error": first_error,
-        "ran_out": next(queue, None) is None,
-        "server_cpu": cpu_used[0] if cpu_used else None,
-    }
-
-
-def _cpu_of(server: subprocess.Popen[bytes]) -> Callable[[], float]:
-    """CPU seconds of the server and its worker processes so far."""
-    master = psutil.Process(server.pid)
-
-    def used() -> float:
-        total = 0.0
-        for proc in [master, *master.children(recursive=True)]:
-            try:
-                times = proc.cpu_times()
-            except psutil.NoSuchProcess:
-                continue
-            total += times.user + times.system
-        return total
-
-    return used
+def _overrides(spec: str) -> dict[str, str]:
+    """--against's "NAME=VALUE NAME=VALUE" as a dict."""
+    out: dict[str, str] = {}
+    for part in shlex.split(spec):
+        name, sep, value = part.partition("=")
+        if not sep or not name:
+            raise CommandError(f"--against: {part!r} is not NAME=VALUE")
+        out[name] = value
+    if not out:
+        raise CommandError("--against needs at least one NAME=VALUE")
+    return out
 
 
 def _loadavg() -> str:
@@ -217,11 +90,26 @@ class Command(BaseCommand):
             "--endpoint", choices=("recall", "context", "both"), default="both", help="what to load"
         )
         parser.add_argument("--url", help="measure this running server instead of starting one")
+        parser.add_argument(
+            "--against",
+            metavar="'NAME=VALUE ...'",
+            help="compare with a second server started with these environment variables set",
+        )
+        parser.add_argument(
+            "--rounds", type=int, default=6, help="with --against: windows of each server"
+        )
         parser.add_argument("--key", help="API key for --url (its space is what is searched)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if bool(opts["url"]) != bool(opts["key"]):
             raise CommandError("--url and --key go together")
+        if opts["against"] is not None:
+            if opts["url"]:
+                raise CommandError("--against starts both servers itself: leave out --url")
+            if opts["rounds"] < 1:
+                raise CommandError("--rounds must be at least 1")
+            self._compare(opts, _overrides(opts["against"]))
+            return
         rng = random.Random(opts["seed"])
         texts = self._space_texts(opts) if not opts["url"] else self._texts_of_key(opts["key"])
         endpoints = ("recall", "context") if opts["endpoint"] == "both" else (opts["endpoint"],)
@@ -242,14 +130,14 @@ class Command(BaseCommand):
                     f"(load average before: {_loadavg()})"
                 )
                 result = asyncio.run(
-                    _drive(
+                    drive(
                         url,
                         key,
                         requests,
                         concurrency=opts["concurrency"],
                         seconds=opts["seconds"],
                         warmup=opts["warmup"],
-                        cpu=_cpu_of(server) if server is not None else None,
+                        cpu=cpu_of(server) if server is not None else None,
                     )
                 )
                 self._report(endpoint, result)
@@ -257,6 +145,91 @@ class Command(BaseCommand):
             if server is not None:
                 server.terminate()
                 server.wait(timeout=15)
+
+    def _compare(self, opts: dict[str, Any], overrides: dict[str, str]) -> None:
+        """Two servers, the second with `overrides`, loaded in turn (A B B A
+        ...) so both see the machine as it is that minute."""
+        rng = random.Random(opts["seed"])
+        texts = self._space_texts(opts)
+        endpoints = ("recall", "context") if opts["endpoint"] == "both" else (opts["endpoint"],)
+        # Distinct queries for every window, far more than it can send.
+        warm_n, round_n = (int(s + 2) * 1500 for s in (opts["warmup"], opts["seconds"]))
+        per_endpoint = 2 * warm_n + 2 * opts["rounds"] * round_n
+        queries = iter(self._queries(rng, texts, per_endpoint * len(endpoints)))
+        label = " ".join(f"{k}={v}" for k, v in overrides.items())
+        servers: list[tuple[str, str, subprocess.Popen[bytes]]] = []
+        try:
+            servers.append(self._start_server(opts))
+            servers.append(self._start_server(opts, overrides))
+            for endpoint in endpoints:
+                self.stdout.write(
+                    f"{endpoint}: A as configured, B with {label}; {opts['concurrency']} "
+                    f"connections, {opts['rounds']} rounds of {opts['seconds']:.0f} s each"
+                )
+
+                def requests(n: int, endpoint: str = endpoint) -> list[tuple[str, str, bytes]]:
+                    return [
+                        self._request(endpoint, q, opts["k"]) for q in itertools.islice(queries, n)
+                    ]
+
+                for server in servers:  # each builds its term statistics first
+                    self._window(opts, server, requests(warm_n), seconds=1, warmup=opts["warmup"])
+                rates: list[list[float]] = [[], []]
+                for n in range(opts["rounds"]):
+                    order = (0, 1) if n % 2 == 0 else (1, 0)
+                    got = {
+                        which: self._window(
+                            opts, servers[which], requests(round_n), seconds=opts["seconds"]
+                        )
+                        for which in order
+                    }
+                    line = []
+                    for which in (0, 1):
+                        result = got[which]
+                        rates[which].append(len(result["latencies"]) / result["seconds"])
+                        other = len(result["latencies"]) - result["statuses"].get(200, 0)
+                        errors = (f" non-200 {other}" if other else "") + (
+                            f" errors {result['errors']}" if result["errors"] else ""
+                        )
+                        line.append(
+                            f"{'AB'[which]} {rates[which][-1]:6.1f}/s p95 "
+                            f"{percentile(result['latencies'], 0.95):5.1f} ms{errors}"
+                        )
+                    ratio = rates[1][-1] / rates[0][-1] if rates[0][-1] else float("nan")
+                    self.stdout.write(f"  round {n + 1}: {'  '.join(line)}  B/A {ratio:.3f}")
+                ratios = sorted(b / a for a, b in zip(*rates, strict=True) if a)
+                if ratios:
+                    self.stdout.write(
+                        f"  B/A requests/s: median {statistics.median(ratios):.3f} "
+                        f"(min {ratios[0]:.3f}, max {ratios[-1]:.3f}; B ahead in "
+                        f"{sum(r > 1 for r in ratios)} of {len(ratios)} rounds)"
+                    )
+        finally:
+            for _, _, process in servers:
+                process.terminate()
+                process.wait(timeout=15)
+
+    def _window(
+        self,
+        opts: dict[str, Any],
+        server: tuple[str, str, subprocess.Popen[bytes]],
+        requests: list[tuple[str, str, bytes]],
+        *,
+        seconds: float,
+        warmup: float = 0.0,
+    ) -> dict[str, Any]:
+        url, key, process = server
+        return asyncio.run(
+            drive(
+                url,
+                key,
+                requests,
+                concurrency=opts["concurrency"],
+                seconds=seconds,
+                warmup=warmup,
+                cpu=cpu_of(process),
+            )
+        )
 
     def _request(self, endpoint: str, query: str, k: int) -> tuple[str, str, bytes]:
         if endpoint == "recall":
@@ -268,8 +241,8 @@ class Command(BaseCommand):
         ok = result["statuses"].get(200, 0)
         rate = len(lat) / result["seconds"] if result["seconds"] > 0 else 0.0
         self.stdout.write(
-            f"  {endpoint}: {rate:7.1f} requests/s  p50 {_percentile(lat, 0.5):6.1f} ms  "
-            f"p95 {_percentile(lat, 0.95):6.1f} ms  p99 {_percentile(lat, 0.99):6.1f} ms  "
+            f"  {endpoint}: {rate:7.1f} requests/s  p50 {percentile(lat, 0.5):6.1f} ms  "
+            f"p95 {percentile(lat, 0.95):6.1f} ms  p99 {percentile(lat, 0.99):6.1f} ms  "
             f"(n={len(lat)}, 200: {ok}, other: {len(lat) - ok}, errors: {result['errors']})"
         )
         if result["server_cpu"] is not None and lat:
@@ -337,7 +310,9 @@ class Command(BaseCommand):
         return queries
 
     # --- the server --------------------------------------------------------------------
-    def _start_server(self, opts: dict[str, Any]) -> tuple[str, str, subprocess.Popen[bytes]]:
+    def _start_server(
+        self, opts: dict[str, Any], overrides: dict[str, str] | None = None
+    ) -> tuple[str, str, subprocess.Popen[bytes]]:
         _, key = create_api_key(space_name=self._space.name, name="bench_http")
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -348,7 +323,9 @@ class Command(BaseCommand):
         # The load is one key at hundreds of requests a second: more than the
         # default limit lets through, which is the point of a limit.
         env.setdefault("ENGRAM_RATE_LIMIT", "off")
-        command = web_command(sys.executable, bind, opts["workers"])
+        env.update(overrides or {})
+        # Two servers at once (--against) each need a control socket of their own.
+        command = web_command(sys.executable, bind, opts["workers"], control=f"gunicorn-{port}.ctl")
         connections.close_all()
         # Its access log (one line a request, as under ./run) goes to a file.
         log = open(Path(settings.DATA_DIR) / "bench_http-server.log", "ab")

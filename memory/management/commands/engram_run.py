@@ -31,8 +31,12 @@ RESTARTS = 5
 RESTART_WINDOW = 60.0
 
 
-def web_command(python: str, bind: str, workers: int) -> list[str]:
-    """The web server as ./run starts it (bench_http starts the same)."""
+def web_command(
+    python: str, bind: str, workers: int, *, control: str = "gunicorn.ctl"
+) -> list[str]:
+    """The web server as ./run starts it (bench_http starts the same;
+    `control` names its control socket in the data directory, one per
+    server)."""
     return [
         python,
         "-m",
@@ -52,7 +56,7 @@ def web_command(python: str, bind: str, workers: int) -> list[str]:
         # gunicorn's control socket defaults to ~/.gunicorn, shared by
         # every instance of the user; keep ours with the data.
         "--control-socket",
-        str(Path(settings.DATA_DIR) / "gunicorn.ctl"),
+        str(Path(settings.DATA_DIR) / control),
     ]
 
 
