@@ -60,6 +60,7 @@ def test_both_servers_are_loaded_in_turn_and_only_b_gets_the_overrides(monkeypat
     [
         ({"against": "ENGRAM_WEB_THREADS"}, "is not NAME=VALUE"),
         ({"against": ""}, "needs at least one"),
+        ({"against": "X='1"}, "No closing quotation"),
         ({"against": "X=1", "url": "http://127.0.0.1:1", "key": "k"}, "leave out --url"),
         ({"against": "X=1", "rounds": 0}, "at least 1"),
     ],

@@ -52,8 +52,12 @@ from memory.services.spaces import create_api_key
 
 def _overrides(spec: str) -> dict[str, str]:
     """--against's "NAME=VALUE NAME=VALUE" as a dict."""
+    try:
+        parts = shlex.split(spec)
+    except ValueError as exc:  # an unclosed quote
+        raise CommandError(f"--against: {exc}") from None
     out: dict[str, str] = {}
-    for part in shlex.split(spec):
+    for part in parts:
         name, sep, value = part.partition("=")
         if not sep or not name:
             raise CommandError(f"--against: {part!r} is not NAME=VALUE")
@@ -90,6 +94,7 @@ class Command(BaseCommand):
             "--endpoint", choices=("recall", "context", "both"), default="both", help="what to load"
         )
         parser.add_argument("--url", help="measure this running server instead of starting one")
+        parser.add_argument("--key", help="API key for --url (its space is what is searched)")
         parser.add_argument(
             "--against",
             metavar="'NAME=VALUE ...'",
@@ -98,7 +103,6 @@ class Command(BaseCommand):
         parser.add_argument(
             "--rounds", type=int, default=6, help="with --against: windows of each server"
         )
-        parser.add_argument("--key", help="API key for --url (its space is what is searched)")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if bool(opts["url"]) != bool(opts["key"]):
