@@ -33,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -48,6 +49,9 @@ from memory.management.commands import bench_recall
 from memory.management.commands.engram_run import web_command
 from memory.models import Space
 from memory.services.spaces import create_api_key
+
+# A server's URL, an API key for it, and its process when this command started it.
+Server = tuple[str, str, "subprocess.Popen[bytes] | None"]
 
 
 def _overrides(spec: str) -> dict[str, str]:
@@ -133,16 +137,12 @@ class Command(BaseCommand):
                     f"{endpoint}: {opts['concurrency']} connections for {opts['seconds']:.0f} s "
                     f"(load average before: {_loadavg()})"
                 )
-                result = asyncio.run(
-                    drive(
-                        url,
-                        key,
-                        requests,
-                        concurrency=opts["concurrency"],
-                        seconds=opts["seconds"],
-                        warmup=opts["warmup"],
-                        cpu=cpu_of(server) if server is not None else None,
-                    )
+                result = self._window(
+                    opts,
+                    (url, key, server),
+                    requests,
+                    seconds=opts["seconds"],
+                    warmup=opts["warmup"],
                 )
                 self._report(endpoint, result)
         finally:
@@ -161,7 +161,7 @@ class Command(BaseCommand):
         per_endpoint = 2 * warm_n + 2 * opts["rounds"] * round_n
         queries = iter(self._queries(rng, texts, per_endpoint * len(endpoints)))
         label = " ".join(f"{k}={v}" for k, v in overrides.items())
-        servers: list[tuple[str, str, subprocess.Popen[bytes]]] = []
+        servers: list[Server] = []
         try:
             servers.append(self._start_server(opts))
             servers.append(self._start_server(opts, overrides))
@@ -178,50 +178,63 @@ class Command(BaseCommand):
 
                 for server in servers:  # each builds its term statistics first
                     self._window(opts, server, requests(warm_n), seconds=1, warmup=opts["warmup"])
-                rates: list[list[float]] = [[], []]
-                for n in range(opts["rounds"]):
-                    order = (0, 1) if n % 2 == 0 else (1, 0)
-                    got = {
-                        which: self._window(
-                            opts, servers[which], requests(round_n), seconds=opts["seconds"]
-                        )
-                        for which in order
-                    }
-                    line = []
-                    for which in (0, 1):
-                        result = got[which]
-                        rates[which].append(len(result["latencies"]) / result["seconds"])
-                        other = len(result["latencies"]) - result["statuses"].get(200, 0)
-                        errors = (f" non-200 {other}" if other else "") + (
-                            f" errors {result['errors']}" if result["errors"] else ""
-                        )
-                        line.append(
-                            f"{'AB'[which]} {rates[which][-1]:6.1f}/s p95 "
-                            f"{percentile(result['latencies'], 0.95):5.1f} ms{errors}"
-                        )
-                    ratio = rates[1][-1] / rates[0][-1] if rates[0][-1] else float("nan")
-                    self.stdout.write(f"  round {n + 1}: {'  '.join(line)}  B/A {ratio:.3f}")
-                ratios = sorted(b / a for a, b in zip(*rates, strict=True) if a)
-                if ratios:
-                    self.stdout.write(
-                        f"  B/A requests/s: median {statistics.median(ratios):.3f} "
-                        f"(min {ratios[0]:.3f}, max {ratios[-1]:.3f}; B ahead in "
-                        f"{sum(r > 1 for r in ratios)} of {len(ratios)} rounds)"
-                    )
+                self._rounds(opts, servers, lambda: requests(round_n))
         finally:
             for _, _, process in servers:
-                process.terminate()
-                process.wait(timeout=15)
+                if process is not None:
+                    process.terminate()
+                    process.wait(timeout=15)
+
+    def _rounds(
+        self,
+        opts: dict[str, Any],
+        servers: list[Server],
+        requests: Callable[[], list[tuple[str, str, bytes]]],
+    ) -> None:
+        """--rounds windows of each server, A first in odd rounds and B in
+        even ones; a line per round and the median ratio B/A."""
+        ratios: list[float] = []
+        for n in range(opts["rounds"]):
+            order = (0, 1) if n % 2 == 0 else (1, 0)
+            got = {
+                w: self._window(opts, servers[w], requests(), seconds=opts["seconds"])
+                for w in order
+            }
+            rates = [len(got[w]["latencies"]) / got[w]["seconds"] for w in (0, 1)]
+            line = []
+            for which, rate in enumerate(rates):
+                result = got[which]
+                other = len(result["latencies"]) - result["statuses"].get(200, 0)
+                notes = (f" non-200 {other}" if other else "") + (
+                    f" errors {result['errors']}" if result["errors"] else ""
+                )
+                line.append(
+                    f"{'AB'[which]} {rate:6.1f}/s p95 "
+                    f"{percentile(result['latencies'], 0.95):5.1f} ms{notes}"
+                )
+            ratio = rates[1] / rates[0] if rates[0] else float("nan")
+            if rates[0]:
+                ratios.append(ratio)
+            self.stdout.write(f"  round {n + 1}: {'  '.join(line)}  B/A {ratio:.3f}")
+        if ratios:
+            ratios.sort()
+            self.stdout.write(
+                f"  B/A requests/s: median {statistics.median(ratios):.3f} "
+                f"(min {ratios[0]:.3f}, max {ratios[-1]:.3f}; B ahead in "
+                f"{sum(r > 1 for r in ratios)} of {len(ratios)} rounds)"
+            )
 
     def _window(
         self,
         opts: dict[str, Any],
-        server: tuple[str, str, subprocess.Popen[bytes]],
+        server: Server,
         requests: list[tuple[str, str, bytes]],
         *,
         seconds: float,
         warmup: float = 0.0,
     ) -> dict[str, Any]:
+        """One window of load on a server; its CPU is read when this
+        command started it."""
         url, key, process = server
         return asyncio.run(
             drive(
@@ -231,7 +244,7 @@ class Command(BaseCommand):
                 concurrency=opts["concurrency"],
                 seconds=seconds,
                 warmup=warmup,
-                cpu=cpu_of(process),
+                cpu=cpu_of(process) if process is not None else None,
             )
         )
 
@@ -316,7 +329,7 @@ class Command(BaseCommand):
     # --- the server --------------------------------------------------------------------
     def _start_server(
         self, opts: dict[str, Any], overrides: dict[str, str] | None = None
-    ) -> tuple[str, str, subprocess.Popen[bytes]]:
+    ) -> Server:
         _, key = create_api_key(space_name=self._space.name, name="bench_http")
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
