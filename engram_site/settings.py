@@ -170,18 +170,16 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
     # Django's backend, reading timestamps faster (engram_site/db/postgresql).
     _db["ENGINE"] = "engram_site.db.postgresql"
     _db.setdefault("OPTIONS", {})
-    # A statement a connection has run 5 times is prepared (psycopg's own
-    # rule, which needs server-side binding), so PostgreSQL stops parsing and
-    # planning what every request runs: recall's reads, the context's core
-    # blocks and palace directory. That was most of the server's work for
-    # them: at 100k facts + 100k turns its CPU per recall went from 1.2 to
-    # 0.8 ms and for the context's own four reads from 0.46 to 0.10 ms, and
-    # over HTTP (bench_http --against ENGRAM_DB_PREPARED=false, 16 rounds)
-    # GET /context answered 1.28x and POST /recall 1.11x as many requests. Off
-    # (ENGRAM_DB_PREPARED=false) behind a pooler that hands one session's
-    # statements to other server connections (PgBouncer in transaction mode).
+    # The reads every request makes (recall's rows, the API key, the
+    # context's core blocks and palace directory) go through a cursor that
+    # binds on the server, and psycopg prepares each once a connection has
+    # run it 5 times, so PostgreSQL stops parsing and planning them: at 100k
+    # facts + 100k turns its CPU per recall went from 1.2 to 0.8 ms and for
+    # the context's own four reads from 0.46 to 0.10 ms
+    # (engram_site/db/prepared.py). Off (ENGRAM_DB_PREPARED=false) behind a
+    # pooler that hands one session's statements to other server
+    # connections (PgBouncer in transaction mode).
     if env_bool("ENGRAM_DB_PREPARED", True):
-        _db["OPTIONS"].setdefault("server_side_binding", True)
         _db["OPTIONS"].setdefault("prepare_threshold", 5)
 else:
     raise ImproperlyConfigured("ENGRAM_DATABASE_URL must be a sqlite:// or postgres:// URL")

@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 from django.db import DEFAULT_DB_ALIAS, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from engram_site.db import prepared
+
 M = TypeVar("M", bound=models.Model)
 
 Converter = Callable[[Any, Any, BaseDatabaseWrapper], Any]
@@ -49,7 +51,7 @@ def first(model: type[M], where: str, params: Sequence[Any], *, order: str = "")
     sql = _select(model, where, conn)
     if order:
         sql += f" ORDER BY {order}"
-    with conn.cursor() as cursor:
+    with prepared.cursor(conn) as cursor:
         cursor.execute(sql + " LIMIT 1", params)
         row = cursor.fetchone()
     return instance(model, row, conn) if row is not None else None
@@ -59,7 +61,7 @@ def every(model: type[M], where: str, params: Sequence[Any]) -> list[M]:
     """The model's rows WHERE `where` (constant SQL, values as %s), as
     instances, in no particular order."""
     conn = connections[DEFAULT_DB_ALIAS]
-    with conn.cursor() as cursor:
+    with prepared.cursor(conn) as cursor:
         cursor.execute(_select(model, where, conn), params)
         found = cursor.fetchall()
     return [instance(model, row, conn) for row in found]

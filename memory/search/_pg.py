@@ -99,7 +99,7 @@ def search(
             f"FROM ({matched}) AS m ORDER BY rank DESC, id LIMIT %s"
         )
     with connection.cursor() as cursor:
-        if matches is not None and matches <= BITMAP_FACTOR * scan_cap:
+        if matches is not None and matches <= BITMAP_FACTOR * scan_cap and _client_binding():
             rows = _without_index_walks(cursor, sql, params)
         else:
             cursor.execute(sql, params)
@@ -138,33 +138,19 @@ BITMAP_FACTOR = 4
 
 
 def _client_binding() -> bool:
-    # Django's default for psycopg; Engram binds on the server so that
-    # statements can be prepared (settings: ENGRAM_DB_PREPARED).
+    # Django's default for psycopg; with server-side binding, one statement
+    # per round trip, and the planner keeps its own plan.
     return not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding")
 
 
 def _without_index_walks(cursor: Any, sql: str, params: list[Any]) -> list[Any]:
     """Run the search with plain index scans off (bitmap scans stay on), for
-    this statement only. With client-side binding the three statements go in
-    one round trip and run as one implicit transaction, so a failing search
-    leaves the setting as it was. Server-side binding takes one statement at
-    a time, so the setting is put back after the search; if the search fails
-    inside a transaction, rolling it back (or back to its savepoint) undoes
-    the SET as well, and nothing more may run in it meanwhile."""
-    if _client_binding():
-        cursor.execute(f"SET enable_indexscan = off; {sql}; RESET enable_indexscan", params)
-        cursor.nextset()
-        return list(cursor.fetchall())
-    cursor.execute("SET enable_indexscan = off")
-    try:
-        cursor.execute(sql, params)
-        rows = list(cursor.fetchall())
-    except Exception:
-        if not connection.in_atomic_block:
-            cursor.execute("RESET enable_indexscan")
-        raise
-    cursor.execute("RESET enable_indexscan")
-    return rows
+    this statement only. The three statements go in one round trip, which
+    client-side binding allows; they run as one implicit transaction, so a
+    failing search leaves the setting as it was."""
+    cursor.execute(f"SET enable_indexscan = off; {sql}; RESET enable_indexscan", params)
+    cursor.nextset()
+    return list(cursor.fetchall())
 
 
 def doc_frequency(target: Target, *, space_id: int, term: str, cap: int) -> int:

@@ -11,7 +11,7 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
-from engram_site.db import rows
+from engram_site.db import prepared, rows
 from memory.models import ApiKey, Space
 
 KEY_PREFIX = "eng_"
@@ -127,7 +127,7 @@ def authenticate(plain: str) -> ApiKey | None:
         return None
     prefix = plain[len(KEY_PREFIX) :].split("_", 1)[0]
     conn = connections[DEFAULT_DB_ALIAS]
-    with conn.cursor() as cursor:
+    with prepared.cursor(conn) as cursor:
         statement = _statements.get(conn.vendor) or _statements.setdefault(
             conn.vendor, _key_statement(conn)
         )

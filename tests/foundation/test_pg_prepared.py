@@ -1,8 +1,8 @@
-"""On PostgreSQL, statements a connection runs again and again are prepared
-(server-side binding, psycopg's automatic preparation), unless
-ENGRAM_DB_PREPARED=false asks for Django's client-side binding. The search
-that turns plain index scans off for one statement works under both
-(tests/memory/test_search.py has it with the binding configured)."""
+"""On PostgreSQL the reads every request makes go through a cursor whose
+statements are prepared once a connection has run them 5 times
+(engram_site/db/prepared.py), unless ENGRAM_DB_PREPARED=false; everything
+else keeps Django's client-side binding, which has no limit on a
+statement's parameters."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ import sys
 import pytest
 from django.conf import settings
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
-from memory.search import _pg
+from engram_site.db import prepared
+from memory.models import Space
 
 postgres_only = pytest.mark.skipif(
     settings.DATABASES["default"]["ENGINE"] != "engram_site.db.postgresql",
@@ -50,45 +52,47 @@ def _options(env: dict[str, str]) -> dict[str, object]:
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def test_postgresql_binds_on_the_server_and_prepares_by_default():
-    assert _options({}) == {"server_side_binding": True, "prepare_threshold": 5}
-
-
-def test_prepared_statements_can_be_turned_off_for_a_pooler():
+def test_postgresql_prepares_by_default_and_can_be_told_not_to():
+    assert _options({}) == {"prepare_threshold": 5}
+    # Behind a pooler that hands a session's statements to other connections.
     assert _options({"ENGRAM_DB_PREPARED": "false"}) == {}
 
 
-@postgres_only
-@pytest.mark.django_db
-def test_a_statement_run_often_is_prepared():
-    sql = "SELECT count(*) FROM memory_space WHERE id = %s"
+def _prepared(text: str) -> int:
     with connection.cursor() as cursor:
-        for n in range(7):
-            cursor.execute(sql, [n])
-            cursor.fetchall()
         cursor.execute(
-            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
-            ["%FROM memory_space WHERE id = $1%"],
+            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s", [f"%{text}%"]
         )
-        assert cursor.fetchone()[0] == 1
-
-
-def _indexscan() -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW enable_indexscan")
-        return str(cursor.fetchone()[0])
+        return int(cursor.fetchone()[0])
 
 
 @postgres_only
 @pytest.mark.django_db
-def test_index_walks_are_turned_off_for_one_statement_with_client_side_binding(monkeypatch):
-    import psycopg
+def test_a_hot_read_run_often_is_prepared_and_nothing_else_is():
+    for n in range(7):
+        with prepared.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM memory_space WHERE id = %s", [n])
+            assert cursor.fetchall() == [(0,)]
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM memory_space WHERE id <> %s", [n])
+            cursor.fetchall()
+    assert _prepared("FROM memory_space WHERE id = $1") == 1
+    assert _prepared("FROM memory_space WHERE id <>") == 0
 
-    connection.ensure_connection()
-    monkeypatch.setattr(_pg, "_client_binding", lambda: True)
-    with psycopg.ClientCursor(connection.connection) as cursor:
-        inside = _pg._without_index_walks(
-            cursor, "SELECT current_setting('enable_indexscan'), %s::int", [7]
-        )
-    assert inside == [("off", 7)]
-    assert _indexscan() == "on"
+
+@postgres_only
+@pytest.mark.django_db
+def test_a_prepared_read_is_logged_with_its_values():
+    with CaptureQueriesContext(connection) as captured, prepared.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memory_space WHERE name = %s", ["x"])
+    assert captured.captured_queries[-1]["sql"] == (
+        "SELECT count(*) FROM memory_space WHERE name = 'x'"
+    )
+
+
+@postgres_only
+@pytest.mark.django_db
+def test_the_orm_still_takes_more_parameters_than_server_binding_allows():
+    # 70,000 values: past the 65,535 a server-bound statement may carry.
+    space = Space.objects.create(name="many")
+    assert Space.objects.filter(pk__in=[space.pk, *range(-70_000, 0)]).count() == 1

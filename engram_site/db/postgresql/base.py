@@ -1,4 +1,6 @@
-"""Django's PostgreSQL backend, reading timestamps with a faster loader.
+"""Django's PostgreSQL backend, reading timestamps with a faster loader and
+offering a cursor whose statements are prepared (`prepared_cursor`, for
+engram_site/db/prepared.py).
 
 Django reads every timestamptz through a Python subclass of psycopg's loader
 that parses the value in C, converts it to the connection's time zone and
@@ -21,8 +23,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.backends.postgresql import base
-from django.db.backends.postgresql.psycopg_any import BaseTzLoader
+from django.db.backends.postgresql import base, operations
+from django.db.backends.postgresql.psycopg_any import BaseTzLoader, errors
 
 
 class UtcTimestampLoader(BaseTzLoader):  # type: ignore[misc]
@@ -41,7 +43,22 @@ class UtcTimestampLoader(BaseTzLoader):  # type: ignore[misc]
         return value.astimezone(UTC)
 
 
+class DatabaseOperations(operations.DatabaseOperations):
+    def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str | None:  # type: ignore[override]
+        # What DEBUG logs and tests capture: Django reads a client-side
+        # cursor's query, which a prepared cursor does not keep; its values
+        # are composed in, as Django does under server-side binding.
+        if isinstance(cursor, base.ServerBindingCursor):  # type: ignore[attr-defined]
+            try:
+                return self.compose_sql(sql, params)  # type: ignore[no-any-return]
+            except errors.DataError:
+                return None
+        return super().last_executed_query(cursor, sql, params)  # type: ignore[no-any-return]
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    ops_class = DatabaseOperations
+
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         connection = super().get_new_connection(conn_params)
         # Only where Django's loader would give UTC: with USE_TZ off, or a
@@ -49,3 +66,23 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if self.timezone is UTC:
             connection.adapters.register_loader("timestamptz", UtcTimestampLoader)
         return connection
+
+    def prepared_cursor(self) -> Any:
+        """A cursor binding its parameters on the server, so that psycopg
+        prepares a statement once this connection has run it
+        `prepare_threshold` times (ENGRAM_DB_PREPARED): PostgreSQL then stops
+        parsing and planning it. For the hand-written reads every request
+        makes (engram_site/db/prepared.py); everything else keeps Django's
+        client-side binding, which sets no limit on a statement's parameters
+        (server-side binding takes at most 65,535: a bulk insert or a long
+        IN list of the ORM can pass that). An ordinary cursor when preparing
+        is off."""
+        if self.settings_dict["OPTIONS"].get("prepare_threshold") is None:
+            return self.cursor()
+        self.close_if_health_check_failed()
+        self.ensure_connection()
+        with self.wrap_database_errors:
+            # Django's own server-binding cursor class, wrapped as it wraps
+            # every cursor (its stubs know neither).
+            raw = base.ServerBindingCursor(self.connection)  # type: ignore[attr-defined]
+            return self._prepare_cursor(raw)  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from engram_site.db import rows
+from engram_site.db import prepared, rows
 from memory.models import MemoryItem, PalaceEntry, Space
 from memory.services.palace import rooms, slots
 
@@ -92,7 +92,7 @@ def _scheduled(
     step = min(BATCH, limit) if limit else BATCH
     given, offset = 0, 0
     while limit is None or given < limit:
-        with connection.cursor() as cursor:
+        with prepared.cursor() as cursor:
             cursor.execute(sql, [space.pk, *params, step, offset])
             batch = rows.values(PalaceEntry, QUEUE_FIELDS, cursor.fetchall(), connection)
         if not batch:

@@ -14,6 +14,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Q
 
+from engram_site.db import prepared
 from memory.models import MemoryItem, PalaceEntry, Skill, Space
 from memory.services.palace import rooms, slots
 
@@ -180,7 +181,7 @@ def directory(space: Space) -> list[dict[str, Any]]:
     for all wings: building five ORM queries took 18% of a /context's
     interpreter time at 100k facts (py-spy), running them well under 0.1 ms."""
     out = []
-    with connection.cursor() as cursor:
+    with prepared.cursor() as cursor:
         cursor.execute(_directory_sql(), [p for wing in rooms.WINGS for p in (space.pk, wing)])
         tops = {
             wing: (room_no, slot, placard) for wing, room_no, slot, placard in cursor.fetchall()

@@ -20,6 +20,7 @@ import numpy as np
 from django.db import connection
 from django.db.models import Model
 
+from engram_site.db import prepared
 from memory import embeddings
 from memory.models import (
     Document,
@@ -115,7 +116,7 @@ def _speaker_sql(column: str) -> str:
 
 
 def _fetch(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-    with connection.cursor() as cursor:
+    with prepared.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 
