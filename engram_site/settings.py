@@ -174,9 +174,9 @@ elif _db["ENGINE"] == "django.db.backends.postgresql":
     # context's core blocks and palace directory) go through a cursor that
     # binds on the server, and psycopg prepares each once a connection has
     # run it 5 times, so PostgreSQL stops parsing and planning them: at 100k
-    # facts + 100k turns its CPU per recall went from 1.2 to 0.8 ms and for
-    # the context's own four reads from 0.46 to 0.10 ms
-    # (engram_site/db/prepared.py). Off (ENGRAM_DB_PREPARED=false) behind a
+    # facts + 100k turns its CPU for recall's reads went from 1.1-1.3 to
+    # 0.8-0.9 ms and for the context's own four reads from 0.4-0.5 to
+    # 0.1-0.2 ms (engram_site/db/prepared.py). Off (ENGRAM_DB_PREPARED=false) behind a
     # pooler that hands one session's statements to other server
     # connections (PgBouncer in transaction mode).
     if env_bool("ENGRAM_DB_PREPARED", True):
