@@ -71,6 +71,17 @@ def _overrides(spec: str) -> dict[str, str]:
     return out
 
 
+def _endpoints(opts: dict[str, Any]) -> tuple[str, ...]:
+    return ("recall", "context") if opts["endpoint"] == "both" else (opts["endpoint"],)
+
+
+def _stop(process: subprocess.Popen[bytes] | None) -> None:
+    """Stop a server this command started (None: it started none)."""
+    if process is not None:
+        process.terminate()
+        process.wait(timeout=15)
+
+
 def _loadavg() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -120,7 +131,7 @@ class Command(BaseCommand):
             return
         rng = random.Random(opts["seed"])
         texts = self._space_texts(opts) if not opts["url"] else self._texts_of_key(opts["key"])
-        endpoints = ("recall", "context") if opts["endpoint"] == "both" else (opts["endpoint"],)
+        endpoints = _endpoints(opts)
         # Far more distinct queries than any run sends: none is ever repeated,
         # within an endpoint or across them.
         wanted = int(opts["seconds"] + opts["warmup"] + 1) * 1500
@@ -146,16 +157,14 @@ class Command(BaseCommand):
                 )
                 self._report(endpoint, result)
         finally:
-            if server is not None:
-                server.terminate()
-                server.wait(timeout=15)
+            _stop(server)
 
     def _compare(self, opts: dict[str, Any], overrides: dict[str, str]) -> None:
         """Two servers, the second with `overrides`, loaded in turn (A B B A
         ...) so both see the machine as it is that minute."""
         rng = random.Random(opts["seed"])
         texts = self._space_texts(opts)
-        endpoints = ("recall", "context") if opts["endpoint"] == "both" else (opts["endpoint"],)
+        endpoints = _endpoints(opts)
         # Distinct queries for every window, far more than it can send.
         warm_n, round_n = (int(s + 2) * 1500 for s in (opts["warmup"], opts["seconds"]))
         per_endpoint = 2 * warm_n + 2 * opts["rounds"] * round_n
@@ -181,9 +190,7 @@ class Command(BaseCommand):
                 self._rounds(opts, servers, lambda: requests(round_n))
         finally:
             for _, _, process in servers:
-                if process is not None:
-                    process.terminate()
-                    process.wait(timeout=15)
+                _stop(process)
 
     def _rounds(
         self,
