@@ -13,7 +13,7 @@ import pytest
 from memory.models import Session, Turn
 from memory.services import recall as recall_service
 from memory.services.recall import channels, termstats
-from memory.services.recall.postings import Postings, TurnFacts
+from memory.services.recall.postings import Postings
 
 WORDS = "kayak river canoe paddle lake trip boat rain camp fish tent".split()
 
@@ -157,9 +157,13 @@ def test_the_postings_know_a_turns_session_and_speaker(space) -> None:
     plain = Turn.objects.create(space=space, session=s, role="user", text="kayak")
     stats = termstats.turn_stats(space)
     assert stats.postings is not None
-    about = stats.postings.about([said.pk, plain.pk, plain.pk + 1000])
+    about = stats.postings.about([plain.pk + 1000, plain.pk, said.pk])
+    assert about is not None
+    assert about.ids.tolist() == [said.pk, plain.pk]  # ascending, the unknown id left out
+    assert about.sessions.tolist() == [s.pk, s.pk]
+    assert [about.names[p] for p in about.speakers.tolist()] == ["Ana", ""]
     # Not whether a turn places something in time: a "when" question reads rows.
-    assert about == {said.pk: TurnFacts(s.pk, "Ana"), plain.pk: TurnFacts(s.pk, "")}
+    assert about.timed.tolist() == [False, False]
 
 
 @pytest.mark.django_db

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import numpy as np
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
@@ -17,10 +18,10 @@ from memory import embeddings
 from memory.models import Entity, MemoryItem, Relation, Space
 from memory.search import MATCH_BUDGET, Hit, query_terms, search
 from memory.services.graph import entity_ids_in_text
-from memory.services.recall import answers, dates, termstats
+from memory.services.recall import answers, dates, termstats, turn_signals
 from memory.services.recall import rows as recall_rows
 from memory.services.recall.fusion import Key, Ranking
-from memory.services.recall.postings import TurnFacts
+from memory.services.recall.turn_signals import TurnTable
 from memory.timeview import TimeView
 
 ITEM_TYPES = frozenset({"item"})
@@ -348,7 +349,7 @@ def bm25_turns(
     # a time view.
     asks_name = NAME_BOOST > 0 and answers.asks_for_name(query)
     timed = asks_when or bool(dated)
-    rows = (
+    table = (
         stats.postings.about(wanted)
         if ranked is not None
         and stats is not None
@@ -359,83 +360,76 @@ def bm25_turns(
         else None
     )
     texts: dict[int, recall_rows.TurnText] = {}  # read only when the postings cannot say
-    if rows is None:
+    if table is None:
         texts = recall_rows.turn_texts(space_id, wanted | set(dated), when=when)
-        rows = _facts(texts, timed=timed)
-    named = set(norm(query).split())
-    # Only the turns recall may show (rows) keep a score. The postings still
-    # hold a turn deleted or quarantined since they were built (until their
-    # rebuild), and one deleted may lend context meanwhile; recall never
-    # shows it, because the rows it returns are loaded with the same filters.
-    if ranked is not None:
-        base = {h.id: h.score for h in hits if h.id in rows}
-    elif stats is not None:
-        base = {
-            h.id: termstats.bm25(
+        table = _table(texts, timed=timed)
+    # Only the turns recall may show (the table) keep a score. The postings
+    # still hold a turn deleted or quarantined since they were built (until
+    # their rebuild), and one deleted may lend context meanwhile; recall
+    # never shows it, because the rows it returns are loaded with the same
+    # filters.
+    at, held = table.find([h.id for h in hits])
+    if ranked is None and stats is not None:
+        scored = [
+            termstats.bm25(
                 weights, termstats.turn_tokens(texts[h.id].text, texts[h.id].speaker), stats
             )
-            for h in hits
-            if h.id in rows
-        }
+            if found
+            else 0.0
+            for h, found in zip(hits, held.tolist(), strict=True)
+        ]
     else:
-        base = {h.id: h.score for h in hits if h.id in rows}
+        scored = [h.score for h in hits]
+    base = np.zeros(len(table))
+    base[at[held]] = np.array(scored)[held]
     if dated:
-        floor = DATED_SHARE * (max(base.values(), default=0.0) or 1.0)
-        for tid in dated:
-            if tid in rows and base.get(tid, 0.0) < floor:
-                placed = DATED_TIME if rows[tid].timed else 1.0
-                base[tid] = max(base.get(tid, 0.0), floor * placed)
-    scores: dict[int, float] = {}
-    speakers = {tid: norm(row.speaker) for tid, row in rows.items()}
-    naming = _naming(texts, named, speakers) if asks_name else set()
-    for tid, row in rows.items():
-        near = 0.0
-        speaker = speakers[tid]
-        for d in range(1, NEIGHBOUR_SPAN + 1):
-            for nid in (tid - d, tid + d):
-                other = rows.get(nid)
-                if other is None or other.session_id != row.session_id:
-                    continue
-                # Past the adjacent turn, context only flows between turns of
-                # one recorded speaker: the same person still on the topic.
-                if d > 1 and not (speaker and speakers[nid] == speaker):
-                    continue
-                near = max(near, base.get(nid, 0.0) / d)
-        score = base.get(tid, 0.0) + NEIGHBOUR_SHARE * near
-        if speaker and set(speaker.split()) & named:
-            score *= 1 + SPEAKER_BOOST
-        if asks_when and row.timed:
-            score *= 1 + WHEN_BOOST
-        if tid in naming:
-            score *= 1 + NAME_BOOST
-        if score > 0:
-            scores[tid] = score
-    order = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
+        best = float(base[at[held]].max()) if held.any() else 0.0
+        floor = DATED_SHARE * (best or 1.0)
+        at, found = table.find(dated)
+        at = at[found]
+        lifted = np.maximum(base[at], floor * np.where(table.timed[at], DATED_TIME, 1.0))
+        base[at] = np.where(base[at] < floor, lifted, base[at])
+    named = set(norm(query).split())
+    naming = (
+        np.isin(table.ids, list(_naming(texts, named | turn_signals.speaker_words(table, norm))))
+        if asks_name
+        else None
+    )
+    order = turn_signals.rank(
+        table,
+        base,
+        span=NEIGHBOUR_SPAN,
+        share=NEIGHBOUR_SHARE,
+        norm=norm,
+        named=named,
+        speaker_boost=SPEAKER_BOOST,
+        when_boost=WHEN_BOOST if asks_when else None,
+        naming=naming,
+        name_boost=NAME_BOOST,
+        limit=limit,
+    )
     return Ranking(
         "bm25_turns",
         WEIGHTS["bm25_turns"],
-        [("turn", i) for i in order],
+        [("turn", i) for i, _ in order],
         TURN_TYPES,
-        {("turn", i): scores[i] for i in order},
+        {("turn", i): score for i, score in order},
     )
 
 
-def _naming(
-    texts: dict[int, recall_rows.TurnText], named: set[str], speakers: dict[int, str]
-) -> set[int]:
+def _naming(texts: dict[int, recall_rows.TurnText], known: set[str]) -> set[int]:
     """The turns naming something that neither the question nor a speaker
-    of these turns is called (answers.names_something)."""
-    known = named | {w for speaker in speakers.values() for w in speaker.split()}
+    of these turns is called (`known`; answers.names_something)."""
     return {tid for tid, t in texts.items() if answers.names_something(t.text, known=known)}
 
 
-def _facts(texts: dict[int, recall_rows.TurnText], *, timed: bool) -> dict[int, TurnFacts]:
+def _table(texts: dict[int, recall_rows.TurnText], *, timed: bool) -> TurnTable:
     """What scoring needs of turns read from the database; whether each
     places something in time only when `timed` asks (a regex per turn)."""
-    return {
-        pk: TurnFacts(t.session_id, t.speaker, timed and dates.mentions_time(t.text))
+    return TurnTable.of(
+        (pk, t.session_id, t.speaker, timed and dates.mentions_time(t.text))
         for pk, t in texts.items()
-    }
+    )
 
 
 def _dated_turns(space_id: int, query: str, when: TimeView | None) -> list[int]:

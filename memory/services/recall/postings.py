@@ -27,24 +27,15 @@ from __future__ import annotations
 import threading
 from array import array
 from collections.abc import Collection, Iterable, Mapping
-from typing import NamedTuple
 
 import numpy as np
+
+from memory.services.recall.turn_signals import TurnTable
 
 # Each occurrence is one 64-bit number: the turn's position (high 32 bits)
 # and the word's count in it. One append per word of a turn keeps building
 # 100k turns cheap.
 _CAP = 0xFFFF
-
-
-class TurnFacts(NamedTuple):
-    """What the turn channel weighs a turn by, besides its words."""
-
-    session_id: int
-    speaker: str
-    # It places something in time (dates.mentions_time); the postings do not
-    # know, so theirs say False, and a question that needs it reads rows.
-    timed: bool = False
 
 
 class Postings:
@@ -110,26 +101,34 @@ class Postings:
                 if said:
                     _append(self.said, position, said, capped)
 
-    def about(self, ids: Collection[int]) -> dict[int, TurnFacts] | None:
-        """The facts of the turns among `ids` held here that were screened
-        clean when added; None when the ids were not added in order (then
-        the caller asks the database)."""
+    def about(self, ids: Collection[int]) -> TurnTable | None:
+        """The session and speaker of the turns among `ids` held here that
+        were screened clean when added; None when the ids were not added in
+        order (then the caller asks the database)."""
         with self._lock:
             if not self._ordered:
                 return None
-            if not ids or not self.ids:
-                return {}
+            wanted = np.unique(np.fromiter(ids, dtype=np.int64, count=len(ids)))
             held = np.frombuffer(self.ids, dtype=np.int64)
-            wanted = np.fromiter(ids, dtype=np.int64, count=len(ids))
-            at = np.minimum(np.searchsorted(held, wanted), held.size - 1)
-            found = held[at] == wanted
-            del held  # no view outlives the lock (see __init__)
-            out: dict[int, TurnFacts] = {}
-            for pk, position in zip(wanted[found].tolist(), at[found].tolist(), strict=True):
-                if self.shown[position]:
-                    speaker = self.names[self.speakers[position]]
-                    out[pk] = TurnFacts(self.sessions[position], speaker)
-            return out
+            if wanted.size and held.size:
+                at = np.minimum(np.searchsorted(held, wanted), held.size - 1)
+                at = at[held[at] == wanted]
+                at = at[np.frombuffer(self.shown, dtype=np.uint8)[at] == 1]
+            else:
+                at = np.zeros(0, dtype=np.intp)
+            # Copies (fancy indexing), so no view outlives the lock (see __init__).
+            table = TurnTable(
+                ids=held[at],
+                sessions=np.frombuffer(self.sessions, dtype=np.int64)[at],
+                speakers=np.frombuffer(self.speakers, dtype=f"u{self.speakers.itemsize}")[
+                    at
+                ].astype(np.intp),
+                # Only grows, so the places the table holds stay valid.
+                names=self.names,
+                timed=np.zeros(at.size, dtype=bool),
+            )
+            del held
+            return table
 
     def rank(
         self,
