@@ -231,24 +231,3 @@ def test_a_turn_longer_than_the_packed_counts_keeps_its_place() -> None:
     weights = termstats.query_weights({"kayak", "lake"}, stats)
     got = dict(termstats.best_turns(weights, stats, pick={"kayak", "lake"}, limit=10) or [])
     assert set(got) == {100, 101, 102}
-
-
-def test_a_ranking_that_fails_leaves_no_candidate_marked(monkeypatch) -> None:
-    # rank() marks candidates in an array it keeps between calls; a call
-    # that fails halfway must not leave its marks for the next one.
-    docs = [["kayak"], ["river"], ["kayak", "river"]]
-    stats = _stats(docs)
-    weights = termstats.query_weights({"kayak", "river"}, stats)
-    postings = stats.postings
-    assert postings is not None
-
-    def fail(*args, **kwargs):  # type: ignore[no-untyped-def]
-        raise RuntimeError("halfway")
-
-    with monkeypatch.context() as patched:
-        patched.setattr(Postings, "_scored", fail)
-        with pytest.raises(RuntimeError):
-            termstats.best_turns(weights, stats, pick={"kayak"}, limit=10)
-    assert not postings._mark.any()
-    river = termstats.best_turns(weights, stats, pick={"river"}, limit=10)
-    assert river is not None and sorted(pk for pk, _ in river) == [101, 102]

@@ -51,8 +51,6 @@ class Postings:
         "_name_at",
         "_ordered",
         "_lock",
-        "_mark",
-        "_slot",
     )
 
     def __init__(self) -> None:
@@ -72,13 +70,6 @@ class Postings:
         self.names: list[str] = [""]
         self._name_at: dict[str, int] = {"": 0}
         self._ordered = True  # ids ascending, as termstats adds them
-        # Scratch for rank(), one entry per position, kept between calls: a
-        # fresh array of the space's size each call cost more than all the
-        # scoring (its pages are faulted in anew on every write). `_mark`
-        # is all False between calls; `_slot` holds leftovers, read only at
-        # the positions a call has just written.
-        self._mark = np.zeros(0, dtype=bool)
-        self._slot = np.zeros(0, dtype=np.int64)
 
     def add(
         self,
@@ -160,101 +151,64 @@ class Postings:
             picked = [w for w in pick if w in self.at]
             if not docs or not picked or limit <= 0:
                 return []
-            if self._mark.size < docs:
-                room = docs + docs // 4
-                self._mark, self._slot = np.zeros(room, dtype=bool), np.zeros(room, dtype=np.int64)
-            # Under the lock, so one call at a time uses them.
-            candidate, slot = self._mark[:docs], self._slot[:docs]
-            positions: np.ndarray | None = None
-            try:
-                for word in picked:
-                    candidate[np.frombuffer(self.at[word], dtype=np.uint64) >> 32] = True
-                # The candidates, numbered 0..n-1 in position order: each word's
-                # count in them is summed with one bincount over its occurrences.
-                positions = np.flatnonzero(candidate)
-                slot[positions] = np.arange(positions.size)
-                return self._scored(
-                    weights,
-                    picked,
-                    candidate,
-                    slot,
-                    positions,
-                    limit=limit,
-                    k1=k1,
-                    b=b,
-                    avg_length=avg_length,
-                    coverage=coverage,
-                )
-            finally:
-                if positions is not None:
-                    candidate[positions] = False
-                else:
-                    candidate[:] = False
-
-    def _scored(
-        self,
-        weights: dict[str, float],
-        picked: list[str],
-        candidate: np.ndarray,
-        slot: np.ndarray,
-        positions: np.ndarray,
-        *,
-        limit: int,
-        k1: float,
-        b: float,
-        avg_length: float,
-        coverage: float,
-    ) -> list[tuple[int, float]]:
-        """rank() for the candidates at `positions` (marked in `candidate`,
-        numbered by `slot`), under the lock."""
-        length = np.frombuffer(self.lengths, dtype=np.uint16)[positions].astype(np.float64)
-        norm = k1 * (1 - b + b * length / avg_length)
-        values = np.zeros(positions.size)
-        held = np.zeros(positions.size)
-        keys = positions.astype(np.uint64) << 32
-        for word, idf in weights.items():
-            tf: np.ndarray | None = None
-            for table in (self.at, self.said):
-                if word not in table:
+            candidate = np.zeros(docs, dtype=bool)
+            for word in picked:
+                candidate[np.frombuffer(self.at[word], dtype=np.uint64) >> 32] = True
+            # The candidates, numbered 0..n-1 in position order: each word's
+            # count in them is summed with one bincount over its occurrences.
+            positions = np.flatnonzero(candidate)
+            slot = np.empty(docs, dtype=np.int64)
+            slot[positions] = np.arange(positions.size)
+            length = np.frombuffer(self.lengths, dtype=np.uint16)[positions].astype(np.float64)
+            norm = k1 * (1 - b + b * length / avg_length)
+            values = np.zeros(positions.size)
+            held = np.zeros(positions.size)
+            keys = positions.astype(np.uint64) << 32
+            for word, idf in weights.items():
+                tf: np.ndarray | None = None
+                for table in (self.at, self.said):
+                    if word not in table:
+                        continue
+                    packed = np.frombuffer(table[word], dtype=np.uint64)
+                    if packed.size > _LOOKUP * positions.size:
+                        # A common word: each candidate is looked up in its
+                        # occurrences (sorted by position) instead of every
+                        # occurrence being checked against the candidates.
+                        counted = _counts_at(packed, keys)
+                    else:
+                        at = packed >> 32
+                        if table is not self.at or word not in picked:
+                            # Only where a candidate holds it.
+                            keep = candidate[at]
+                            packed, at = packed[keep], at[keep]
+                        counted = np.bincount(
+                            slot[at], weights=packed & _CAP, minlength=positions.size
+                        )
+                    tf = counted if tf is None else tf + counted
+                    # No view may outlive the lock, or a turn added next
+                    # would find its array pinned (BufferError).
+                    del packed
+                if tf is None:
                     continue
-                packed = np.frombuffer(table[word], dtype=np.uint64)
-                if packed.size > _LOOKUP * positions.size:
-                    # A common word: each candidate is looked up in its
-                    # occurrences (sorted by position) instead of every
-                    # occurrence being checked against the candidates.
-                    counted = _counts_at(packed, keys)
-                else:
-                    at = packed >> 32
-                    if table is not self.at or word not in picked:
-                        # Only where a candidate holds it.
-                        keep = candidate[at]
-                        packed, at = packed[keep], at[keep]
-                    counted = np.bincount(slot[at], weights=packed & _CAP, minlength=positions.size)
-                tf = counted if tf is None else tf + counted
-                # No view may outlive the lock, or a turn added next
-                # would find its array pinned (BufferError).
-                del packed
-            if tf is None:
-                continue
-            values += idf * tf * (k1 + 1) / (tf + norm)
-            held += idf * (tf > 0)
-        total = sum(weights.values())
-        if coverage and total > 0:
-            values = values * (held / total) ** coverage
-        found = np.flatnonzero(values > 0)
-        if not found.size:
-            return []
-        values = values[found]
-        if found.size > limit:
-            # Everything scoring at least the limit-th best, ties included,
-            # so the cut below breaks ties by id and not by position.
-            cut = np.partition(values, found.size - limit)[found.size - limit]
-            best = values >= cut
-            found, values = found[best], values[best]
-        ids = np.frombuffer(self.ids, dtype=np.int64)[positions[found]]
-        # Best first; ties to the lower id, as the index's ranking did.
-        order = np.lexsort((ids, -values))[:limit]
-        return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))
+                values += idf * tf * (k1 + 1) / (tf + norm)
+                held += idf * (tf > 0)
+            total = sum(weights.values())
+            if coverage and total > 0:
+                values = values * (held / total) ** coverage
+            found = np.flatnonzero(values > 0)
+            if not found.size:
+                return []
+            values = values[found]
+            if found.size > limit:
+                # Everything scoring at least the limit-th best, ties included,
+                # so the cut below breaks ties by id and not by position.
+                cut = np.partition(values, found.size - limit)[found.size - limit]
+                best = values >= cut
+                found, values = found[best], values[best]
+            ids = np.frombuffer(self.ids, dtype=np.int64)[positions[found]]
+            # Best first; ties to the lower id, as the index's ranking did.
+            order = np.lexsort((ids, -values))[:limit]
+            return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))
 
 
 # A word with this many times more occurrences than a query has candidates
