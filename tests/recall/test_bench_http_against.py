@@ -1,13 +1,17 @@
-"""bench_http --against: two servers started as ./run starts them, the
-second with the given environment on top, loaded in turn round by round,
-with the ratio of their throughput."""
+"""bench_http --against and --checkout: two servers started as ./run starts
+them, the second with the given environment on top or run from another
+checkout, loaded in turn round by round, with the ratio of their
+throughput."""
 
 from __future__ import annotations
 
 import io
 import re
+import shutil
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -55,6 +59,58 @@ def test_both_servers_are_loaded_in_turn_and_only_b_gets_the_overrides(monkeypat
     )
 
 
+# What a server needs of a checkout: the code, its templates and messages.
+CHECKOUT = (
+    "manage.py",
+    "engram_site",
+    "memory",
+    "environment",
+    "consolidation",
+    "templates",
+    "locale",
+)
+
+
+def test_b_runs_the_code_of_the_checkout_it_is_given(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("ENGRAM_DATABASE_URL", workers.database_url())
+    checkout = tmp_path / "other"
+    checkout.mkdir()
+    for name in CHECKOUT:
+        source = Path(settings.BASE_DIR) / name
+        if source.is_dir():
+            shutil.copytree(source, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, checkout / name)
+    # The other checkout's recall answers 503: only B's rounds may show it.
+    api = checkout / "memory" / "api" / "recall.py"
+    api.write_text(
+        api.read_text().replace(
+            "    return recall_json(_answer(request, payload))",
+            '    return HttpResponse(b"{}", status=503, content_type="application/json")',
+            1,
+        )
+    )
+    out = io.StringIO()
+    call_command(
+        "bench_http",
+        items=300,
+        turns=300,
+        endpoint="recall",
+        concurrency=2,
+        warmup=1,
+        seconds=1,
+        rounds=2,
+        checkout=checkout,
+        stdout=out,
+    )
+    text = out.getvalue()
+    assert f"B run from {checkout}" in text
+    rounds = ROUND.findall(text)
+    assert [r[0] for r in rounds] == ["1", "2"], text
+    for _, _, a_notes, _, b_notes, _ in rounds:
+        assert "non-200" not in a_notes and "non-200" in b_notes
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -62,6 +118,8 @@ def test_both_servers_are_loaded_in_turn_and_only_b_gets_the_overrides(monkeypat
         ({"against": ""}, "needs at least one"),
         ({"against": "X='1"}, "No closing quotation"),
         ({"against": "X=1", "url": "http://127.0.0.1:1", "key": "k"}, "leave out --url"),
+        ({"checkout": Path("/"), "url": "http://127.0.0.1:1", "key": "k"}, "leave out --url"),
+        ({"checkout": Path("/")}, "is not a checkout of Engram"),
         ({"against": "X=1", "rounds": 0}, "at least 1"),
     ],
 )

@@ -18,6 +18,12 @@ once and are loaded in turn, `--seconds` each, A B B A A B ... for
 machine whose speed drifts by a third from one minute to the next, two
 separate runs cannot tell a 10% change from the drift, while windows
 seconds apart see the same machine.
+
+`--checkout DIR` runs B from another checkout of Engram (with or without
+`--against`), so two builds are compared the same way: for example
+`git worktree add ../before HEAD~1`, then `--checkout ../before`. B uses
+this command's interpreter and database, so the checkout must need the same
+packages and migrations.
 """
 
 from __future__ import annotations
@@ -71,6 +77,13 @@ def _overrides(spec: str) -> dict[str, str]:
     return out
 
 
+def _checkout(path: Path) -> Path:
+    """--checkout's directory, checked to hold Engram."""
+    if not (path / "manage.py").is_file() or not (path / "engram_site" / "asgi.py").is_file():
+        raise CommandError(f"--checkout: {path} is not a checkout of Engram (no manage.py)")
+    return path.resolve()
+
+
 def _endpoints(opts: dict[str, Any]) -> tuple[str, ...]:
     return ("recall", "context") if opts["endpoint"] == "both" else (opts["endpoint"],)
 
@@ -116,18 +129,29 @@ class Command(BaseCommand):
             help="compare with a second server started with these environment variables set",
         )
         parser.add_argument(
-            "--rounds", type=int, default=6, help="with --against: windows of each server"
+            "--checkout",
+            type=Path,
+            help="compare with a second server run from this checkout of Engram "
+            "(same interpreter and database)",
+        )
+        parser.add_argument(
+            "--rounds",
+            type=int,
+            default=6,
+            help="with --against or --checkout: windows of each server",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if bool(opts["url"]) != bool(opts["key"]):
             raise CommandError("--url and --key go together")
-        if opts["against"] is not None:
+        if opts["against"] is not None or opts["checkout"] is not None:
             if opts["url"]:
-                raise CommandError("--against starts both servers itself: leave out --url")
+                raise CommandError("--against and --checkout start both servers: leave out --url")
             if opts["rounds"] < 1:
                 raise CommandError("--rounds must be at least 1")
-            self._compare(opts, _overrides(opts["against"]))
+            checkout = _checkout(opts["checkout"]) if opts["checkout"] is not None else None
+            overrides = _overrides(opts["against"]) if opts["against"] is not None else {}
+            self._compare(opts, overrides, checkout)
             return
         rng = random.Random(opts["seed"])
         texts = self._space_texts(opts) if not opts["url"] else self._texts_of_key(opts["key"])
@@ -159,9 +183,12 @@ class Command(BaseCommand):
         finally:
             _stop(server)
 
-    def _compare(self, opts: dict[str, Any], overrides: dict[str, str]) -> None:
-        """Two servers, the second with `overrides`, loaded in turn (A B B A
-        ...) so both see the machine as it is that minute."""
+    def _compare(
+        self, opts: dict[str, Any], overrides: dict[str, str], checkout: Path | None
+    ) -> None:
+        """Two servers, the second with `overrides` and run from `checkout`
+        (None: this one), loaded in turn (A B B A ...) so both see the
+        machine as it is that minute."""
         rng = random.Random(opts["seed"])
         texts = self._space_texts(opts)
         endpoints = _endpoints(opts)
@@ -169,14 +196,21 @@ class Command(BaseCommand):
         warm_n, round_n = (int(s + 2) * 1500 for s in (opts["warmup"], opts["seconds"]))
         per_endpoint = 2 * warm_n + 2 * opts["rounds"] * round_n
         queries = iter(self._queries(rng, texts, per_endpoint * len(endpoints)))
-        label = " ".join(f"{k}={v}" for k, v in overrides.items())
+        label = " and ".join(
+            part
+            for part in (
+                "with " + " ".join(f"{k}={v}" for k, v in overrides.items()) if overrides else "",
+                f"run from {checkout}" if checkout is not None else "",
+            )
+            if part
+        )
         servers: list[Server] = []
         try:
             servers.append(self._start_server(opts))
-            servers.append(self._start_server(opts, overrides))
+            servers.append(self._start_server(opts, overrides, checkout=checkout))
             for endpoint in endpoints:
                 self.stdout.write(
-                    f"{endpoint}: A as configured, B with {label}; {opts['concurrency']} "
+                    f"{endpoint}: A as configured, B {label}; {opts['concurrency']} "
                     f"connections, {opts['rounds']} rounds of {opts['seconds']:.0f} s each"
                 )
 
@@ -335,7 +369,11 @@ class Command(BaseCommand):
 
     # --- the server --------------------------------------------------------------------
     def _start_server(
-        self, opts: dict[str, Any], overrides: dict[str, str] | None = None
+        self,
+        opts: dict[str, Any],
+        overrides: dict[str, str] | None = None,
+        *,
+        checkout: Path | None = None,
     ) -> Server:
         _, key = create_api_key(space_name=self._space.name, name="bench_http")
         with socket.socket() as s:
@@ -354,7 +392,13 @@ class Command(BaseCommand):
         # Its access log (one line a request, as under ./run) goes to a file.
         log = open(Path(settings.DATA_DIR) / "bench_http-server.log", "ab")
         server = subprocess.Popen(
-            command, cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT
+            # `python -m gunicorn` imports the application from its working
+            # directory first: a checkout's server runs that checkout's code.
+            command,
+            cwd=checkout or settings.BASE_DIR,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         log.close()
         url = f"http://{bind}"
