@@ -670,7 +670,10 @@ def _turn_result(
         return None
     score = f.score
     replaced = _replaced_by(statements, ctx)
-    if any(w.contains(row.ts) for w in ctx.windows):
+    # Said in the time asked about, or telling of it when said ("yesterday").
+    if any(w.contains(row.ts) for w in ctx.windows) or dates.told_within(
+        row.text, said_at=row.ts, within=ctx.windows
+    ):
         score *= 1 + DATE_BOOST
     return score, Result(
         id=str(row.id),

@@ -1,10 +1,19 @@
 """Date expressions in a query, turned into a time window.
 
 "in 2023", "May 2023", "last May", "in March" (March of any year),
-"yesterday", "last week", "2023-05-08" name a stretch of time; turns and facts whose time falls in it
-get a boost (never a filter: the words may describe the question, not the
-answer). Relative expressions resolve against `now`, which recall passes as
-`as_of` when it is given, so a time-travel query reads "last May" from then.
+"yesterday", "last week", "last Friday", "2023-05-08" name a stretch of time;
+turns and facts whose time falls in it get a boost (never a filter: the words
+may describe the question, not the answer). Relative expressions resolve
+against `now`, which recall passes as `as_of` when it is given, so a
+time-travel query reads "last May" from then.
+
+A turn tells of a time too, read the same way against when it was said
+(told_within): "yesterday I went bowling", said on 17 March, is about 16
+March, and answers "what did James do on March 16?" as well as a turn said
+that day. LoCoMo R@10, 6-10 (not tuned on): 0.763 -> 0.766, temporal 0.727
+-> 0.736; 1-5 unchanged (0.783); no category lower. Reading "two days ago"
+too lifted temporal 6-10 to 0.742 but cost multi-hop (1-5 0.478 -> 0.475,
+6-10 0.470 -> 0.468), so it is not read.
 """
 
 from __future__ import annotations
@@ -53,6 +62,11 @@ _RELATIVE = {
     "this year": (0, 366),
     "recently": (0, 30),
 }
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# "last Friday": the latest Friday before the day it is said; "last weekend"
+# the latest Saturday and Sunday before it.
+_LAST_WEEKDAY = re.compile(rf"\blast\s+({'|'.join(_WEEKDAYS)}|weekend)\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,9 +136,9 @@ def windows(query: str, *, now: datetime) -> list[Window]:
             found.append(
                 Window(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), m[0])
             )
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     for phrase, (near, far) in _RELATIVE.items():
-        if phrase in lowered:
-            day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        if re.search(rf"\b{phrase}\b", lowered):  # "last week" is not "last weekend"
             found.append(
                 Window(
                     day - timedelta(days=far),
@@ -132,7 +146,33 @@ def windows(query: str, *, now: datetime) -> list[Window]:
                     phrase,
                 )
             )
+    for m in _LAST_WEEKDAY.finditer(text):
+        name = m[1].lower()
+        # Days back to the latest such day before today (1-7).
+        target = 5 if name == "weekend" else _WEEKDAYS.index(name)
+        back = (day.weekday() - target - 1) % 7 + 1
+        start = day - timedelta(days=back)
+        found.append(Window(start, start + timedelta(days=2 if name == "weekend" else 1), m[0]))
     return found
+
+
+def told_within(text: str, *, said_at: datetime | None, within: list[Window]) -> bool:
+    """Whether `text`, said at `said_at`, names a time inside one of
+    `within`: "yesterday" in a turn said on 17 March is 16 March. The text's
+    months of no year ("in June") are left out: they say too little."""
+    if said_at is None or not within:
+        return False
+    for told in windows(text, now=said_at):
+        if told.month is not None:
+            continue
+        last = told.end - timedelta(microseconds=1)
+        for w in within:
+            if w.month is not None:
+                if told.start.month == w.month or last.month == w.month:
+                    return True
+            elif told.start < w.end and w.start < told.end:
+                return True
+    return False
 
 
 _WHEN = re.compile(
