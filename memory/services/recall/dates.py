@@ -67,6 +67,7 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 # "last Friday": the latest Friday before the day it is said; "last weekend"
 # the latest Saturday and Sunday before it.
 _LAST_WEEKDAY = re.compile(rf"\blast\s+({'|'.join(_WEEKDAYS)}|weekend)\b", re.I)
+_TEXT_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,42 +104,54 @@ def _day_window(year: int, month: int, day: int, expression: str) -> Window | No
 def windows(query: str, *, now: datetime) -> list[Window]:
     """Every time window the query names, most specific first."""
     text = query or ""
-    found: list[Window] = []
-    for m in _ISO.finditer(text):
-        w = _day_window(int(m[1]), int(m[2]), int(m[3]), m[0])
-        if w:
-            found.append(w)
-    for m in _DAY_MONTH_YEAR.finditer(text):
-        w = _day_window(int(m[3]), MONTHS[m[2].lower()], int(m[1]), m[0])
-        if w:
-            found.append(w)
-    for m in _MONTH_DAY_YEAR.finditer(text):
-        w = _day_window(int(m[3]), MONTHS[m[1].lower()], int(m[2]), m[0])
-        if w:
-            found.append(w)
-    if not found:
-        for m in _MONTH_YEAR.finditer(text):
-            found.append(_month_window(int(m[2]), MONTHS[m[1].lower()], m[0]))
     lowered = text.lower()
-    for m in _LAST_MONTH_NAME.finditer(text):
-        month = MONTHS[m[1].lower()]
-        year = now.year if month < now.month else now.year - 1
-        found.append(_month_window(year, month, m[0]))
+    # Each expression below needs a word of its own kind (a month, a year,
+    # a weekday, a relative word), so only the kinds present are looked
+    # for: most texts hold none, and the expressions cost 100 us a turn
+    # where the words cost 5 (recall reads every turn it loads for a
+    # question naming a time: told_within).
+    words = set(_TEXT_WORD.findall(lowered))
+    months = not words.isdisjoint(MONTHS)
+    years = any(len(w) == 4 and w.isdigit() for w in words)
+    found: list[Window] = []
+    if years:
+        for m in _ISO.finditer(text):
+            w = _day_window(int(m[1]), int(m[2]), int(m[3]), m[0])
+            if w:
+                found.append(w)
+    if months and years:
+        for m in _DAY_MONTH_YEAR.finditer(text):
+            w = _day_window(int(m[3]), MONTHS[m[2].lower()], int(m[1]), m[0])
+            if w:
+                found.append(w)
+        for m in _MONTH_DAY_YEAR.finditer(text):
+            w = _day_window(int(m[3]), MONTHS[m[1].lower()], int(m[2]), m[0])
+            if w:
+                found.append(w)
+        if not found:
+            for m in _MONTH_YEAR.finditer(text):
+                found.append(_month_window(int(m[2]), MONTHS[m[1].lower()], m[0]))
+    if months:
+        for m in _LAST_MONTH_NAME.finditer(text):
+            month = MONTHS[m[1].lower()]
+            year = now.year if month < now.month else now.year - 1
+            found.append(_month_window(year, month, m[0]))
     if not found:
-        for m in _IN_MONTH.finditer(text):
+        for m in _IN_MONTH.finditer(text) if months else ():
             # A memory spans years, and "in June" does not say which June.
             month = MONTHS[m[1].lower()]
             year = now.year if month <= now.month else now.year - 1
             w = _month_window(year, month, m[0])
             found.append(Window(w.start, w.end, w.expression, month=month))
-        for m in _YEAR.finditer(text):
+        for m in _YEAR.finditer(text) if years else ():
             year = int(m[1])
             found.append(
                 Window(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), m[0])
             )
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     for phrase, (near, far) in _RELATIVE.items():
-        if re.search(rf"\b{phrase}\b", lowered):  # "last week" is not "last weekend"
+        # "last week" is not "last weekend".
+        if phrase.rsplit(" ", 1)[-1] in words and re.search(rf"\b{phrase}\b", lowered):
             found.append(
                 Window(
                     day - timedelta(days=far),
@@ -146,13 +159,14 @@ def windows(query: str, *, now: datetime) -> list[Window]:
                     phrase,
                 )
             )
-    for m in _LAST_WEEKDAY.finditer(text):
-        name = m[1].lower()
-        # Days back to the latest such day before today (1-7).
-        target = 5 if name == "weekend" else _WEEKDAYS.index(name)
-        back = (day.weekday() - target - 1) % 7 + 1
-        start = day - timedelta(days=back)
-        found.append(Window(start, start + timedelta(days=2 if name == "weekend" else 1), m[0]))
+    if not words.isdisjoint(_WEEKDAYS) or "weekend" in words:
+        for m in _LAST_WEEKDAY.finditer(text):
+            name = m[1].lower()
+            # Days back to the latest such day before today (1-7).
+            target = 5 if name == "weekend" else _WEEKDAYS.index(name)
+            back = (day.weekday() - target - 1) % 7 + 1
+            start = day - timedelta(days=back)
+            found.append(Window(start, start + timedelta(days=2 if name == "weekend" else 1), m[0]))
     return found
 
 
