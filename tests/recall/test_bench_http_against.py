@@ -28,9 +28,8 @@ ROUND = re.compile(
 )
 
 
-def test_both_servers_are_loaded_in_turn_and_only_b_gets_the_overrides(monkeypatch) -> None:
-    # The servers must open this test's database.
-    monkeypatch.setenv("ENGRAM_DATABASE_URL", workers.database_url())
+def _two_rounds(**options: object) -> str:
+    """bench_http's output for two short rounds of recall on a small space."""
     out = io.StringIO()
     call_command(
         "bench_http",
@@ -41,12 +40,18 @@ def test_both_servers_are_loaded_in_turn_and_only_b_gets_the_overrides(monkeypat
         warmup=1,
         seconds=1,
         rounds=2,
-        # B alone answers most of its requests 429: proof the variables
-        # reached B's processes and not A's.
-        against="ENGRAM_RATE_LIMIT=5/min",
         stdout=out,
+        **options,
     )
-    text = out.getvalue()
+    return out.getvalue()
+
+
+def test_both_servers_are_loaded_in_turn_and_only_b_gets_the_overrides(monkeypatch) -> None:
+    # The servers must open this test's database.
+    monkeypatch.setenv("ENGRAM_DATABASE_URL", workers.database_url())
+    # B alone answers most of its requests 429: proof the variables reached
+    # B's processes and not A's.
+    text = _two_rounds(against="ENGRAM_RATE_LIMIT=5/min")
     rounds = ROUND.findall(text)
     assert [r[0] for r in rounds] == ["1", "2"], text
     for _, a, a_notes, b, b_notes, ratio in rounds:
@@ -90,20 +95,7 @@ def test_b_runs_the_code_of_the_checkout_it_is_given(monkeypatch, tmp_path) -> N
             1,
         )
     )
-    out = io.StringIO()
-    call_command(
-        "bench_http",
-        items=300,
-        turns=300,
-        endpoint="recall",
-        concurrency=2,
-        warmup=1,
-        seconds=1,
-        rounds=2,
-        checkout=checkout,
-        stdout=out,
-    )
-    text = out.getvalue()
+    text = _two_rounds(checkout=checkout)
     assert f"B run from {checkout}" in text
     rounds = ROUND.findall(text)
     assert [r[0] for r in rounds] == ["1", "2"], text
