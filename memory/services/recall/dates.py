@@ -62,6 +62,8 @@ _RELATIVE = {
     "this year": (0, 366),
     "recently": (0, 30),
 }
+# Each phrase as a whole phrase: "last week" is not "last weekend".
+_RELATIVE_AT = {phrase: re.compile(rf"\b{phrase}\b") for phrase in _RELATIVE}
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # "last Friday": the latest Friday before the day it is said; "last weekend"
@@ -150,8 +152,7 @@ def windows(query: str, *, now: datetime) -> list[Window]:
             )
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     for phrase, (near, far) in _RELATIVE.items():
-        # "last week" is not "last weekend".
-        if phrase.rsplit(" ", 1)[-1] in words and re.search(rf"\b{phrase}\b", lowered):
+        if phrase.rsplit(" ", 1)[-1] in words and _RELATIVE_AT[phrase].search(lowered):
             found.append(
                 Window(
                     day - timedelta(days=far),
