@@ -32,6 +32,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from memory.management.commands.engram_run import default_web_workers
+
 SCENARIOS = ("flaky", "redis", "gunicorn", "load")
 # options handed on to the run in the throwaway instance
 PASSED = (
@@ -86,7 +88,7 @@ class Command(BaseCommand):
         parser.add_argument("--duration", type=float, default=600.0, help="load: seconds")
         parser.add_argument("--writers", type=int, default=16)
         parser.add_argument("--readers", type=int, default=32)
-        parser.add_argument("--web-workers", type=int, default=2)
+        parser.add_argument("--web-workers", type=int, default=default_web_workers())
         parser.add_argument("--web-kills", type=int, default=15, help="gunicorn: SIGKILLs")
         parser.add_argument("--keep", action="store_true", help="keep the data directory (logs)")
         parser.add_argument("--json", action="store_true", help="also print the figures as JSON")

@@ -52,7 +52,7 @@ from django.db import connection, connections
 
 from memory.evaluation.http_load import cpu_of, drive, percentile
 from memory.management.commands import bench_recall
-from memory.management.commands.engram_run import web_command
+from memory.management.commands.engram_run import default_web_workers, web_command
 from memory.models import Space
 from memory.services.spaces import create_api_key
 
@@ -115,7 +115,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--workers",
             type=int,
-            default=int(os.environ.get("ENGRAM_WEB_WORKERS", "2")),
+            default=default_web_workers(),
             help="gunicorn workers of the server this command starts (as ./run --web-workers)",
         )
         parser.add_argument(
@@ -235,6 +235,7 @@ class Command(BaseCommand):
         """--rounds windows of each server, A first in odd rounds and B in
         even ones; a line per round and the median ratio B/A."""
         ratios: list[float] = []
+        cpu_ratios: list[float] = []
         for n in range(opts["rounds"]):
             order = (0, 1) if n % 2 == 0 else (1, 0)
             got = {
@@ -251,11 +252,15 @@ class Command(BaseCommand):
                 )
                 line.append(
                     f"{'AB'[which]} {rate:6.1f}/s p95 "
-                    f"{percentile(result['latencies'], 0.95):5.1f} ms{notes}"
+                    f"{percentile(result['latencies'], 0.95):5.1f} ms "
+                    f"cpu {_cpu_per_request(result):5.2f} ms{notes}"
                 )
             ratio = rates[1] / rates[0] if rates[0] else float("nan")
             if rates[0]:
                 ratios.append(ratio)
+            cpu_a, cpu_b = (_cpu_per_request(got[w]) for w in (0, 1))
+            if cpu_a == cpu_a and cpu_b == cpu_b and cpu_a:  # both read (not NaN)
+                cpu_ratios.append(cpu_b / cpu_a)
             self.stdout.write(f"  round {n + 1}: {'  '.join(line)}  B/A {ratio:.3f}")
         if ratios:
             ratios.sort()
@@ -263,6 +268,14 @@ class Command(BaseCommand):
                 f"  B/A requests/s: median {statistics.median(ratios):.3f} "
                 f"(min {ratios[0]:.3f}, max {ratios[-1]:.3f}; B ahead in "
                 f"{sum(r > 1 for r in ratios)} of {len(ratios)} rounds)"
+            )
+        if cpu_ratios:
+            # CPU a request drifts with the machine less than requests/s do.
+            cpu_ratios.sort()
+            self.stdout.write(
+                f"  B/A server CPU per request: median {statistics.median(cpu_ratios):.3f} "
+                f"(min {cpu_ratios[0]:.3f}, max {cpu_ratios[-1]:.3f}; B cheaper in "
+                f"{sum(r < 1 for r in cpu_ratios)} of {len(cpu_ratios)} rounds)"
             )
 
     def _window(
@@ -305,7 +318,7 @@ class Command(BaseCommand):
         )
         if result["server_cpu"] is not None and lat:
             self.stdout.write(
-                f"  server CPU: {result['server_cpu'] * 1000 / len(lat):.2f} ms per request "
+                f"  server CPU: {_cpu_per_request(result):.2f} ms per request "
                 f"({result['server_cpu'] / result['seconds']:.2f} cores busy)"
             )
         self.stdout.write(f"  load average after: {_loadavg()}")
@@ -387,7 +400,9 @@ class Command(BaseCommand):
         env.setdefault("ENGRAM_RATE_LIMIT", "off")
         env.update(overrides or {})
         # Two servers at once (--against) each need a control socket of their own.
-        command = web_command(sys.executable, bind, opts["workers"], control=f"gunicorn-{port}.ctl")
+        # ENGRAM_WEB_WORKERS among the overrides sets B's processes, as it does ./run's.
+        workers = int((overrides or {}).get("ENGRAM_WEB_WORKERS", opts["workers"]))
+        command = web_command(sys.executable, bind, workers, control=f"gunicorn-{port}.ctl")
         connections.close_all()
         # Its access log (one line a request, as under ./run) goes to a file.
         log = open(Path(settings.DATA_DIR) / "bench_http-server.log", "ab")
@@ -415,3 +430,10 @@ class Command(BaseCommand):
             time.sleep(0.2)
         self.stdout.write(f"server: {' '.join(command[2:])}")
         return url, key, server
+
+
+def _cpu_per_request(result: dict[str, Any]) -> float:
+    """Milliseconds of the server's CPU a measured request, NaN when unread."""
+    n = len(result["latencies"])
+    cpu = result["server_cpu"]
+    return 1000 * cpu / n if cpu is not None and n else float("nan")

@@ -40,6 +40,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from memory.management.commands.engram_run import default_web_workers
+
 NAMES = [
     "Anna",
     "Ben",
@@ -190,7 +192,7 @@ class Command(BaseCommand):
         parser.add_argument("--target", default="", help="base URL of a running Engram")
         parser.add_argument("--key", default="", help="API key for --target")
         parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
-        parser.add_argument("--web-workers", type=int, default=2)
+        parser.add_argument("--web-workers", type=int, default=default_web_workers())
         parser.add_argument("--timeout", type=float, default=900, help="seconds to wait")
         parser.add_argument("--llm", choices=["none", "fake"], default="none")
         parser.add_argument("--tag", default="", help=argparse.SUPPRESS)

@@ -31,6 +31,20 @@ RESTARTS = 5
 RESTART_WINDOW = 60.0
 
 
+def default_web_workers() -> int:
+    """ENGRAM_WEB_WORKERS, else one web process per core and one more (at
+    most 8): a process runs Python on one core at a time, and while one
+    waits to hand a request between its threads and its event loop another
+    can compute. bench_http recall at 100k + 100k on 2 cores, alternating:
+    3 processes served 23% more than 2 (ahead in 9 of 10 rounds), 4 no more
+    than 3. Each process keeps its own recall statistics (about 250 MB at
+    100k facts + 100k turns)."""
+    configured = os.environ.get("ENGRAM_WEB_WORKERS")
+    if configured:
+        return int(configured)
+    return min((os.cpu_count() or 1) + 1, 8)
+
+
 def web_command(
     python: str, bind: str, workers: int, *, control: str = "gunicorn.ctl"
 ) -> list[str]:
@@ -66,9 +80,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--bind", default=os.environ.get("ENGRAM_BIND", "127.0.0.1:8000"))
         parser.add_argument("--space", default="default", help="the space the first API key is for")
-        parser.add_argument(
-            "--web-workers", type=int, default=int(os.environ.get("ENGRAM_WEB_WORKERS", "2"))
-        )
+        parser.add_argument("--web-workers", type=int, default=default_web_workers())
         parser.add_argument(
             "--concurrency", type=int, default=int(os.environ.get("ENGRAM_WORKER_CONCURRENCY", "2"))
         )

@@ -1,0 +1,29 @@
+"""The web server's processes and the HTTP parser and event loop it serves with."""
+
+from __future__ import annotations
+
+import uvloop
+from uvicorn.config import Config
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from memory.management.commands import engram_run
+
+
+def test_uvicorn_serves_with_the_c_parser_and_event_loop() -> None:
+    # UvicornWorker asks for "auto": these are what it gets when installed.
+    config = Config(app="engram_site.asgi:application", loop="auto", http="auto")
+    config.load()
+    assert config.http_protocol_class is HttpToolsProtocol
+    assert config.get_loop_factory() is uvloop.new_event_loop
+
+
+def test_web_workers_follow_the_cores_unless_configured(monkeypatch) -> None:
+    monkeypatch.delenv("ENGRAM_WEB_WORKERS", raising=False)
+    monkeypatch.setattr(engram_run.os, "cpu_count", lambda: 2)
+    assert engram_run.default_web_workers() == 3
+    monkeypatch.setattr(engram_run.os, "cpu_count", lambda: 64)
+    assert engram_run.default_web_workers() == 8
+    monkeypatch.setattr(engram_run.os, "cpu_count", lambda: None)
+    assert engram_run.default_web_workers() == 2
+    monkeypatch.setenv("ENGRAM_WEB_WORKERS", "5")
+    assert engram_run.default_web_workers() == 5
