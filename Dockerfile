@@ -24,6 +24,5 @@ RUN useradd --system --home /app engram \
 USER engram
 VOLUME ["/data"]
 EXPOSE 8000
-# As ./run serves it: ASGI with uvicorn workers, so MCP at /mcp is served too;
-# three processes suit two cores (a core each and one more, as ./run starts).
-CMD ["gunicorn", "engram_site.asgi:application", "--worker-class", "uvicorn.workers.UvicornWorker", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+# As ./run serves it: ASGI with uvicorn workers, so MCP at /mcp is served too.
+CMD ["gunicorn", "engram_site.asgi:application", "--worker-class", "uvicorn.workers.UvicornWorker", "--bind", "0.0.0.0:8000", "--workers", "2", "--access-logfile", "-"]

@@ -19,11 +19,13 @@ def test_uvicorn_serves_with_the_c_parser_and_event_loop() -> None:
 
 def test_web_workers_follow_the_cores_unless_configured(monkeypatch) -> None:
     monkeypatch.delenv("ENGRAM_WEB_WORKERS", raising=False)
-    monkeypatch.setattr(engram_run.os, "cpu_count", lambda: 2)
-    assert engram_run.default_web_workers() == 3
+    monkeypatch.setattr(engram_run.os, "cpu_count", lambda: 4)
+    assert engram_run.default_web_workers() == 4
+    monkeypatch.setattr(engram_run.os, "cpu_count", lambda: 1)
+    assert engram_run.default_web_workers() == 2
     monkeypatch.setattr(engram_run.os, "cpu_count", lambda: 64)
     assert engram_run.default_web_workers() == 8
     monkeypatch.setattr(engram_run.os, "cpu_count", lambda: None)
     assert engram_run.default_web_workers() == 2
-    monkeypatch.setenv("ENGRAM_WEB_WORKERS", "5")
-    assert engram_run.default_web_workers() == 5
+    monkeypatch.setenv("ENGRAM_WEB_WORKERS", "3")
+    assert engram_run.default_web_workers() == 3
