@@ -233,7 +233,8 @@ class Command(BaseCommand):
         requests: Callable[[], list[tuple[str, str, bytes]]],
     ) -> None:
         """--rounds windows of each server, A first in odd rounds and B in
-        even ones; a line per round and the median ratio B/A."""
+        even ones; a line per round and the median ratios B/A (requests/s and
+        server CPU a request)."""
         ratios: list[float] = []
         cpu_ratios: list[float] = []
         for n in range(opts["rounds"]):
