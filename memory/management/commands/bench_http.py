@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 import os
 import random
 import shlex
@@ -244,6 +245,7 @@ class Command(BaseCommand):
                 for w in order
             }
             rates = [len(got[w]["latencies"]) / got[w]["seconds"] for w in (0, 1)]
+            cpus = [_cpu_per_request(got[w]) for w in (0, 1)]
             line = []
             for which, rate in enumerate(rates):
                 result = got[which]
@@ -254,14 +256,13 @@ class Command(BaseCommand):
                 line.append(
                     f"{'AB'[which]} {rate:6.1f}/s p95 "
                     f"{percentile(result['latencies'], 0.95):5.1f} ms "
-                    f"cpu {_cpu_per_request(result):5.2f} ms{notes}"
+                    f"cpu {cpus[which]:5.2f} ms{notes}"
                 )
             ratio = rates[1] / rates[0] if rates[0] else float("nan")
             if rates[0]:
                 ratios.append(ratio)
-            cpu_a, cpu_b = (_cpu_per_request(got[w]) for w in (0, 1))
-            if cpu_a == cpu_a and cpu_b == cpu_b and cpu_a:  # both read (not NaN)
-                cpu_ratios.append(cpu_b / cpu_a)
+            if cpus[0] and not any(math.isnan(c) for c in cpus):
+                cpu_ratios.append(cpus[1] / cpus[0])
             self.stdout.write(f"  round {n + 1}: {'  '.join(line)}  B/A {ratio:.3f}")
         if ratios:
             ratios.sort()

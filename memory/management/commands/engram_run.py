@@ -33,14 +33,9 @@ RESTART_WINDOW = 60.0
 
 def default_web_workers() -> int:
     """ENGRAM_WEB_WORKERS, else one web process per core (at least 2, at
-    most 8). One more than the cores reads faster but writes slower: on 2
-    cores, bench_http recall at 100k + 100k served 1.23x the requests with 3
-    processes (alternating, ahead in 9 of 10 rounds), but under
-    bench_faults' mixed load (16 writers, 32 readers) the third process's
-    readers took the CPU the writer holding SQLite's write lock needed:
-    reads 156-178 -> 264-267 a second, writes 23-26 -> 17-20, write p99
-    1.08-1.15 -> 1.44-1.55 s. Each process keeps its own recall statistics
-    (about 250 MB at 100k facts + 100k turns)."""
+    most 8). One more than the cores serves more recalls but slows writes
+    under mixed load: its readers take the CPU the writer holding SQLite's
+    write lock needs (the README's "Production" section has the figures)."""
     configured = os.environ.get("ENGRAM_WEB_WORKERS")
     if configured:
         return int(configured)
