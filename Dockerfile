@@ -25,4 +25,4 @@ USER engram
 VOLUME ["/data"]
 EXPOSE 8000
 # As ./run serves it: ASGI with uvicorn workers, so MCP at /mcp is served too.
-CMD ["gunicorn", "engram_site.asgi:application", "--worker-class", "uvicorn.workers.UvicornWorker", "--bind", "0.0.0.0:8000", "--workers", "2", "--access-logfile", "-"]
+CMD ["gunicorn", "engram_site.asgi:application", "--worker-class", "uvicorn_worker.UvicornWorker", "--bind", "0.0.0.0:8000", "--workers", "2", "--access-logfile", "-"]

@@ -17,6 +17,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from memory.management.commands.engram_run import WORKER_CLASS
 from memory.services.spaces import create_api_key
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -38,7 +39,7 @@ def _database_url() -> str:
 
 
 APPS = {
-    "asgi": ["engram_site.asgi:application", "--worker-class", "uvicorn.workers.UvicornWorker"],
+    "asgi": ["engram_site.asgi:application", "--worker-class", WORKER_CLASS],
     "wsgi": ["engram_site.wsgi:application"],
 }
 

@@ -25,6 +25,7 @@ from django.test import Client
 
 from engram_site.cache import SQLiteCache
 from engram_site.ratelimit import Rate, parse_rate
+from memory.management.commands.engram_run import WORKER_CLASS
 from memory.services.spaces import create_api_key
 
 TURN = {"session_id": "s1", "role": "user", "text": "Anna moved to Lisbon in May."}
@@ -221,7 +222,7 @@ def server(tmp_path: Path) -> Iterator[str]:
             "gunicorn",
             "engram_site.asgi:application",
             "--worker-class",
-            "uvicorn.workers.UvicornWorker",
+            WORKER_CLASS,
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uvloop
+from django.utils.module_loading import import_string
 from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -14,9 +15,10 @@ async def _app(scope, receive, send) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_uvicorn_serves_with_the_c_parser_and_event_loop() -> None:
-    # UvicornWorker asks for "auto": these are what it gets when installed.
-    # (A bare app: loading Engram's would only import it again.)
-    config = Config(app=_app, loop="auto", http="auto")
+    # The worker class ./run names asks for "auto": these are what it gets
+    # when installed. (A bare app: loading Engram's would only import it again.)
+    worker = import_string(engram_run.WORKER_CLASS)
+    config = Config(app=_app, **worker.CONFIG_KWARGS)
     config.load()
     assert config.http_protocol_class is HttpToolsProtocol
     assert config.get_loop_factory() is uvloop.new_event_loop

@@ -19,6 +19,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
+from memory.management.commands.engram_run import WORKER_CLASS
+
 ROOT = Path(settings.BASE_DIR)
 
 
@@ -225,7 +227,7 @@ def broker(app, url: str) -> Iterator[None]:  # type: ignore[no-untyped-def]
 def web(env: dict[str, str], log: Path, port: int, *, workers: int = 2, asgi: bool = False) -> Proc:
     """gunicorn serving the API; with `asgi`, exactly as ./run starts it
     (uvicorn workers)."""
-    app = ["engram_site.asgi:application", "--worker-class", "uvicorn.workers.UvicornWorker"]
+    app = ["engram_site.asgi:application", "--worker-class", WORKER_CLASS]
     return Proc(
         [
             sys.executable,

@@ -34,6 +34,7 @@ from memory.management.commands.bench_recall import (
     _vocabulary,
     zipf_weights,
 )
+from memory.management.commands.engram_run import WORKER_CLASS
 from memory.models import MemoryItem, Space
 from memory.services.spaces import create_api_key
 
@@ -104,7 +105,7 @@ class Command(BaseCommand):
                 "gunicorn",
                 "engram_site.asgi:application",
                 "--worker-class",
-                "uvicorn.workers.UvicornWorker",
+                WORKER_CLASS,
                 "--bind",
                 f"127.0.0.1:{port}",
                 "--workers",

@@ -29,6 +29,10 @@ from memory.services.spaces import create_api_key
 
 RESTARTS = 5
 RESTART_WINDOW = 60.0
+# gunicorn's worker class: ASGI, so the same server answers MCP's Streamable
+# HTTP at /mcp. Every command and test that starts the web server names it
+# from here.
+WORKER_CLASS = "uvicorn_worker.UvicornWorker"
 
 
 def default_web_workers() -> int:
@@ -52,10 +56,9 @@ def web_command(
         python,
         "-m",
         "gunicorn",
-        # ASGI, so the same server answers MCP's Streamable HTTP at /mcp.
         "engram_site.asgi:application",
         "--worker-class",
-        "uvicorn.workers.UvicornWorker",
+        WORKER_CLASS,
         "--bind",
         bind,
         "--workers",

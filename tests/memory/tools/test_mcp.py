@@ -25,6 +25,7 @@ from django.test import Client as DjangoClient
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from memory.management.commands.engram_run import WORKER_CLASS
 from memory.models import MemoryItem
 from memory.services.spaces import create_api_key
 from memory.tools import registry
@@ -61,7 +62,7 @@ def http_url(django_db_setup, django_db_blocker) -> Iterator[str]:  # type: igno
             "gunicorn",
             "engram_site.asgi:application",
             "--worker-class",
-            "uvicorn.workers.UvicornWorker",
+            WORKER_CLASS,
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
