@@ -261,6 +261,9 @@ def ask(
     """One row per question with evidence: its Recall@k, All@10, MRR and latency."""
     from memory.services.recall import recall
 
+    c = conv["conversation"]
+    texts = {turn["dia_id"]: text for _, _, turn, text in conversation_turns(c)}
+    names = {w for speaker in (c["speaker_a"], c["speaker_b"]) for w in _words(speaker)}
     out = []
     for qa in tqdm(conv["qa"], desc=f"conv {number} questions", leave=False):
         evidence = {e.strip() for e in qa.get("evidence", []) for e in e.split(";") if e.strip()}
@@ -296,8 +299,21 @@ def ask(
         # Where each evidence turn ranked among the k asked for (None: not
         # among them), for depth_table.
         row["ranks"] = {e: refs.index(e) + 1 if e in refs[:k] else None for e in sorted(evidence)}
+        # Whether each evidence turn holds a word of the question, for
+        # depth_table (a ref naming no turn holds none).
+        asked = _words(qa["question"]) - names
+        row["shares"] = {e: bool(asked & _words(texts.get(e, ""))) for e in sorted(evidence)}
         out.append(row)
     return out
+
+
+def _words(text: str) -> set[str]:
+    """The content words of a text as recall matches them: stemmed, stop
+    words left out."""
+    from memory.search.query import STOPWORDS
+    from memory.services.recall.termstats import stem
+
+    return {stem(w) for w in re.findall(r"\w+", text.lower()) if len(w) > 1 and w not in STOPWORDS}
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -334,19 +350,25 @@ def depth_table(rows: list[dict[str, Any]], *, k: int) -> list[str]:
     category over all conversations asked: the share in each band up to k,
     and the share not among the k at all. What sits in 11..k a re-ranking
     could still lift into the top 10; what is not among the k needs a
-    candidate that keyword search never proposed."""
+    candidate that keyword search never proposed. The last column is the
+    share not among the k that holds no word of the question, the speakers'
+    names aside (ask's "shares"): no keyword search proposes those, only a
+    link from something it does find, or meaning."""
     bands = [(lo, min(hi, k)) for lo, hi in BANDS if lo <= k]
-    labels = [f"{lo}-{hi}" for lo, hi in bands] + [f"not in {k}"]
-    groups: dict[str, list[int | None]] = defaultdict(list)
+    labels = [f"{lo}-{hi}" for lo, hi in bands] + [f"not in {k}", "no word"]
+    groups: dict[str, list[tuple[int | None, bool]]] = defaultdict(list)
     for r in rows:
-        ranks = list(r["ranks"].values())
+        shares = r.get("shares", {})
+        ranks = [(rank, shares.get(ref, True)) for ref, rank in r["ranks"].items()]
         groups[f"cat {r['category']} {CATEGORIES[r['category']]}"] += ranks
         if r["category"] != 5:
             groups["overall 1-4"] += ranks
     lines = [f"{'evidence turns ranked':<26}" + "".join(f"{b:>11}" for b in labels) + f"{'n':>6}"]
-    for name, ranks in sorted(groups.items()):
+    for name, ranked in sorted(groups.items()):
+        ranks = [rank for rank, _ in ranked]
         counts = [sum(1 for x in ranks if x is not None and lo <= x <= hi) for lo, hi in bands]
         counts.append(sum(1 for x in ranks if x is None))
+        counts.append(sum(1 for x, shares in ranked if x is None and not shares))
         lines.append(
             f"{name:<26}" + "".join(f"{c / len(ranks):>11.3f}" for c in counts) + f"{len(ranks):>6}"
         )
