@@ -260,10 +260,11 @@ def ask(
 ) -> list[dict[str, Any]]:
     """One row per question with evidence: its Recall@k, All@10, MRR and latency."""
     from memory.services.recall import recall
+    from memory.services.relevance import content_words
 
     c = conv["conversation"]
     texts = {turn["dia_id"]: text for _, _, turn, text in conversation_turns(c)}
-    names = {w for speaker in (c["speaker_a"], c["speaker_b"]) for w in _words(speaker)}
+    names = content_words(f"{c['speaker_a']} {c['speaker_b']}")
     out = []
     for qa in tqdm(conv["qa"], desc=f"conv {number} questions", leave=False):
         evidence = {e.strip() for e in qa.get("evidence", []) for e in e.split(";") if e.strip()}
@@ -301,19 +302,10 @@ def ask(
         row["ranks"] = {e: refs.index(e) + 1 if e in refs[:k] else None for e in sorted(evidence)}
         # Whether each evidence turn holds a word of the question, for
         # depth_table (a ref naming no turn holds none).
-        asked = _words(qa["question"]) - names
-        row["shares"] = {e: bool(asked & _words(texts.get(e, ""))) for e in sorted(evidence)}
+        asked = content_words(qa["question"]) - names
+        row["shares"] = {e: bool(asked & content_words(texts.get(e, ""))) for e in sorted(evidence)}
         out.append(row)
     return out
-
-
-def _words(text: str) -> set[str]:
-    """The content words of a text as recall matches them: stemmed, stop
-    words left out."""
-    from memory.search.query import STOPWORDS
-    from memory.services.recall.termstats import stem
-
-    return {stem(w) for w in re.findall(r"\w+", text.lower()) if len(w) > 1 and w not in STOPWORDS}
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -359,10 +351,10 @@ def depth_table(rows: list[dict[str, Any]], *, k: int) -> list[str]:
     groups: dict[str, list[tuple[int | None, bool]]] = defaultdict(list)
     for r in rows:
         shares = r.get("shares", {})
-        ranks = [(rank, shares.get(ref, True)) for ref, rank in r["ranks"].items()]
-        groups[f"cat {r['category']} {CATEGORIES[r['category']]}"] += ranks
+        ranked = [(rank, shares.get(ref, True)) for ref, rank in r["ranks"].items()]
+        groups[f"cat {r['category']} {CATEGORIES[r['category']]}"] += ranked
         if r["category"] != 5:
-            groups["overall 1-4"] += ranks
+            groups["overall 1-4"] += ranked
     lines = [f"{'evidence turns ranked':<26}" + "".join(f"{b:>11}" for b in labels) + f"{'n':>6}"]
     for name, ranked in sorted(groups.items()):
         ranks = [rank for rank, _ in ranked]

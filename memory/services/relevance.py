@@ -27,12 +27,17 @@ NEIGHBOUR_SPAN = 2
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def distinctive_words(space: Space, query: str) -> set[str]:
-    words = {
+def content_words(text: str) -> set[str]:
+    """The words of a text recall matches on: stemmed, stop words left out."""
+    return {
         termstats.stem(w.lower())
-        for w in _WORD.findall(query or "")
+        for w in _WORD.findall(text or "")
         if len(w) > 1 and w.lower() not in STOPWORDS
     }
+
+
+def distinctive_words(space: Space, query: str) -> set[str]:
+    words = content_words(query)
     if not words:
         return set()
     stats = termstats.turn_stats(space)

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from memory.evaluation import locomo
+from memory.services.relevance import content_words
 from tests.recall.test_locomo_over_http import FIXTURE, _as_locomo
 
 
@@ -75,6 +76,6 @@ def test_ask_records_each_evidence_turns_rank_as_its_figures_count_it() -> None:
 
 def test_words_are_matched_as_recall_matches_them() -> None:
     # Stemmed, so "painting" meets "painted"; stop words never count.
-    assert locomo._words("What is she painting?") == {"paint"}
-    assert locomo._words("She painted the lake") >= {"paint", "lake"}
-    assert not locomo._words("what is the")
+    assert content_words("What is she painting?") == {"paint"}
+    assert content_words("She painted the lake") >= {"paint", "lake"}
+    assert not content_words("what is the")
