@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram_site.db import rows
+from engram_site.db import batch, rows
 from environment.models import EnvironmentSnapshot
 from memory.models import Space
 
@@ -23,5 +23,14 @@ def latest_agent(*, space: Space, hostname: str | None = None) -> EnvironmentSna
     return _newest("space_id = %s AND source = %s AND hostname = %s", [space.pk, "agent", hostname])
 
 
+def latest_agent_read(*, space: Space) -> batch.Read[EnvironmentSnapshot | None]:
+    """`latest_agent` as a read to send with others (engram_site/db/batch.py)."""
+    return _newest_read("space_id = %s AND source = %s", [space.pk, "agent"])
+
+
 def _newest(where: str, params: list[Any]) -> EnvironmentSnapshot | None:
-    return rows.first(EnvironmentSnapshot, where, params, order="t.created_at DESC, t.id DESC")
+    return batch.one(_newest_read(where, params))
+
+
+def _newest_read(where: str, params: list[Any]) -> batch.Read[EnvironmentSnapshot | None]:
+    return rows.first_read(EnvironmentSnapshot, where, params, order="t.created_at DESC, t.id DESC")

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 
+from engram_site.db import batch
 from environment import selectors
 from environment.models import EnvironmentSnapshot
 from environment.probe import HostFacts, probe
@@ -223,6 +224,18 @@ def render_block(*, space: Space) -> str:
     """The ENVIRONMENT block for `space`'s prompt: its agent-reported host if
     one exists, else the server probe; empty for a space that may not see the
     server and reported no host."""
-    if not space.host_access and selectors.latest_agent(space=space) is None:
-        return ""
-    return render_environment(current_snapshot(space=space).data)
+    return batch.one(block_read(space=space))
+
+
+def block_read(*, space: Space) -> batch.Read[str]:
+    """`render_block` as a read to send with others (engram_site/db/batch.py):
+    the agent's newest host, and only when there is none the server's."""
+
+    def render(agent: EnvironmentSnapshot | None) -> str:
+        if agent is not None:
+            return render_environment(agent.data)
+        if not space.host_access:
+            return ""
+        return render_environment(current_snapshot(space=space, host="server").data)
+
+    return selectors.latest_agent_read(space=space).then(render)

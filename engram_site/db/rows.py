@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from django.db import DEFAULT_DB_ALIAS, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from engram_site.db import prepared
+from engram_site.db import batch
 
 M = TypeVar("M", bound=models.Model)
 
@@ -47,24 +47,38 @@ def width(model: type[models.Model]) -> int:
 def first(model: type[M], where: str, params: Sequence[Any], *, order: str = "") -> M | None:
     """The model's first row WHERE `where` (constant SQL, values as %s) in
     `order` (constant SQL too), as an instance; None when there is none."""
+    return batch.one(first_read(model, where, params, order=order))
+
+
+def first_read(
+    model: type[M], where: str, params: Sequence[Any], *, order: str = ""
+) -> batch.Read[M | None]:
+    """`first` as a read to send with others (engram_site/db/batch.py)."""
     conn = connections[DEFAULT_DB_ALIAS]
     sql = _select(model, where, conn)
     if order:
         sql += f" ORDER BY {order}"
-    with prepared.cursor(conn) as cursor:
-        cursor.execute(sql + " LIMIT 1", params)
-        row = cursor.fetchone()
-    return instance(model, row, conn) if row is not None else None
+
+    def parse(found: batch.Rows) -> M | None:
+        return instance(model, found[0], conn) if found else None
+
+    return batch.Read(sql + " LIMIT 1", params, parse)
 
 
 def every(model: type[M], where: str, params: Sequence[Any]) -> list[M]:
     """The model's rows WHERE `where` (constant SQL, values as %s), as
     instances, in no particular order."""
+    return batch.one(every_read(model, where, params))
+
+
+def every_read(model: type[M], where: str, params: Sequence[Any]) -> batch.Read[list[M]]:
+    """`every` as a read to send with others (engram_site/db/batch.py)."""
     conn = connections[DEFAULT_DB_ALIAS]
-    with prepared.cursor(conn) as cursor:
-        cursor.execute(_select(model, where, conn), params)
-        found = cursor.fetchall()
-    return [instance(model, row, conn) for row in found]
+
+    def parse(found: batch.Rows) -> list[M]:
+        return [instance(model, row, conn) for row in found]
+
+    return batch.Read(_select(model, where, conn), params, parse)
 
 
 def _select(model: type[models.Model], where: str, conn: BaseDatabaseWrapper) -> str:

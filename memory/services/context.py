@@ -27,10 +27,12 @@ from typing import Any
 
 from django.conf import settings
 
+from engram_site.db import batch
 from engram_site.threads import DbThreadPool
 from memory import screening
 from memory.models import Space
 from memory.services import core, relevance, skill_usage
+from memory.services.palace import review, tour
 from memory.tokens import estimate_tokens, truncate_to_tokens
 
 log = logging.getLogger(__name__)
@@ -66,17 +68,20 @@ def render_core(*, label: str, text: str, fill: float) -> str:
     return f"## MEMORY ({label}, {round(fill * 100)}% full)\n{_fence(body)}"
 
 
-def _environment(space: Space) -> str:
-    try:
-        from environment.services import render_block
-    except ImportError:
-        return ""
-    try:
-        return clean(render_block(space=space) or "").strip()
-    except Exception:
-        # The environment block is a convenience; the context must still answer.
-        log.exception("environment block failed for space %s", space.name)
-        return ""
+def _environment_read(space: Space) -> batch.Read[str]:
+    from environment.services import block_read
+
+    read = block_read(space=space)
+
+    def parse(found: batch.Rows) -> str:
+        try:
+            return clean(read.parse(found) or "").strip()
+        except Exception:
+            # The environment block is a convenience; the context must still answer.
+            log.exception("environment block failed for space %s", space.name)
+            return ""
+
+    return batch.Read(read.sql, read.params, parse)
 
 
 def _date(value: Any) -> str:
@@ -210,16 +215,12 @@ def _fit_core(label: str, block: Any, budget: int) -> tuple[str, int]:
 DUE_CAP = 100
 
 
-def render_palace(space: Space, *, budget: int) -> tuple[str, int]:
-    """The room directory (slots used per room, its latest placard) and how
-    many entries are due for review: the corridor an agent picks a room
-    from before it searches (memory_search room=...). Whole lines only,
-    within `budget`; nothing for a space with an empty palace. With its
-    token count."""
-    from memory.services.palace import review, tour
-
-    rooms = tour.directory(space)
-    due = review.due_count(space, cap=DUE_CAP + 1)
+def render_palace(rooms: list[dict[str, Any]], due: int, *, budget: int) -> tuple[str, int]:
+    """The room directory (slots used per room, its latest placard:
+    palace.tour.directory) and how many entries are due for review (counted
+    up to DUE_CAP + 1): the corridor an agent picks a room from before it
+    searches (memory_search room=...). Whole lines only, within `budget`;
+    nothing for a space with an empty palace. With its token count."""
     if not rooms and not due:
         return "", 0
     head = "## MEMORY PALACE (newest room per wing: slots used/capacity, latest placard)"
@@ -284,18 +285,23 @@ def build_context(
     # Each part is counted once, as it is made: the parts are joined by blank
     # lines and no counted piece spans whitespace (memory/tokens.py), so the
     # prompt's count is the sum of theirs.
-    user, agent = core.get_blocks([(user_space or space, "user"), (space, "agent")])
+    # Read together: one round trip on PostgreSQL (engram_site/db/batch.py).
+    (user, agent), environment, rooms, due = batch.run(
+        core.blocks_read([(user_space or space, "user"), (space, "agent")]),
+        _environment_read(space),
+        tour.directory_read(space),
+        review.due_count_read(space, cap=DUE_CAP + 1),
+    )
     core_user, user_tokens = _fit_core("user", user, budget)
     left = budget - user_tokens
     core_agent, agent_tokens = _fit_core("agent", agent, left)
     left -= agent_tokens
-    environment = _environment(space)
     environment_tokens = estimate_tokens(environment)
     if environment_tokens > left:
         environment = truncate_to_tokens(environment, left) if left > 10 else ""
         environment_tokens = estimate_tokens(environment)
 
-    palace, palace_tokens = render_palace(space, budget=left - environment_tokens)
+    palace, palace_tokens = render_palace(rooms, due, budget=left - environment_tokens)
 
     (recalled, recalled_tokens), late = ("", 0), False
     degraded: list[str] = []

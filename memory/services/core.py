@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from engram_site.db import rows
+from engram_site.db import batch, rows
 from memory import screening
 from memory.errors import Conflict, Invalid, NotFound
 from memory.models import CoreBlock, CoreBlockVersion, MemoryItem, Space
@@ -104,17 +104,26 @@ def get_blocks(wanted: list[tuple[Space, str]]) -> list[CoreBlock]:
     """get_block for each (space, label) of `wanted`, in its order, read in
     one statement: /context reads the user and the agent block on every turn,
     and on PostgreSQL each statement is a round trip."""
+    return batch.one(blocks_read(wanted))
+
+
+def blocks_read(wanted: list[tuple[Space, str]]) -> batch.Read[list[CoreBlock]]:
+    """`get_blocks` as a read to send with others (engram_site/db/batch.py)."""
     from memory.services import mirror
 
     for _, label in wanted:
         _check_label(label)
     where = " OR ".join(["(t.space_id = %s AND t.label = %s)"] * len(wanted))
     params = [value for space, label in wanted for value in (space.pk, label)]
-    stored = {(b.space_id, b.label): b for b in rows.every(CoreBlock, where, params)}
-    return [
-        mirror.import_if_newer(block=_ready(space, label, stored.get((space.pk, label))))
-        for space, label in wanted
-    ]
+
+    def ready(found: list[CoreBlock]) -> list[CoreBlock]:
+        stored = {(b.space_id, b.label): b for b in found}
+        return [
+            mirror.import_if_newer(block=_ready(space, label, stored.get((space.pk, label))))
+            for space, label in wanted
+        ]
+
+    return rows.every_read(CoreBlock, where, params).then(ready)
 
 
 def tokens(*, block: CoreBlock) -> int:

@@ -1,6 +1,7 @@
 """Django's PostgreSQL backend, reading timestamps with a faster loader and
 offering a cursor whose statements are prepared (`prepared_cursor`, for
-engram_site/db/prepared.py).
+engram_site/db/prepared.py) and several reads in one round trip
+(`fetch_together`, for engram_site/db/batch.py).
 
 Django reads every timestamptz through a Python subclass of psycopg's loader
 that parses the value in C, converts it to the connection's time zone and
@@ -20,9 +21,11 @@ Django's own loader, so every value reads as it did before.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
 from django.db.backends.postgresql import base, operations
 from django.db.backends.postgresql.psycopg_any import BaseTzLoader, errors
 
@@ -86,3 +89,23 @@ class DatabaseWrapper(base.DatabaseWrapper):
             # every cursor (its stubs know neither).
             raw = base.ServerBindingCursor(self.connection)  # type: ignore[attr-defined]
             return self._prepare_cursor(raw)  # type: ignore[attr-defined]
+
+    def fetch_together(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+        """Each statement's rows, the statements sent at once in pipeline
+        mode: one round trip for all of them (engram_site/db/batch.py)."""
+        self.close_if_health_check_failed()
+        self.ensure_connection()
+        cursors = [self.prepared_cursor() for _ in statements]
+        try:
+            if not psycopg.Pipeline.is_supported():  # a libpq older than 14
+                for cursor, (sql, params) in zip(cursors, statements, strict=True):
+                    cursor.execute(sql, params)
+                return [cursor.fetchall() for cursor in cursors]
+            with self.wrap_database_errors, self.connection.pipeline():
+                for cursor, (sql, params) in zip(cursors, statements, strict=True):
+                    cursor.execute(sql, params)
+            # The pipeline's end waited for every answer.
+            return [cursor.fetchall() for cursor in cursors]
+        finally:
+            for cursor in cursors:
+                cursor.close()

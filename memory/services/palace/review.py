@@ -17,7 +17,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from engram_site.db import prepared, rows
+from engram_site.db import batch, prepared, rows
 from memory.models import MemoryItem, PalaceEntry, Space
 from memory.services.palace import rooms, slots
 
@@ -80,31 +80,44 @@ QUEUE_FIELDS = ("item_id", "wing", "room_no", "slot", "placard", "due_at", "repe
 
 
 def _scheduled(
-    space: Space, *, due_by: datetime | None, limit: int | None
+    space: Space,
+    *,
+    due_by: datetime | None,
+    limit: int | None,
+    first: batch.Rows | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Scheduled entries whose item is live, soonest due first, read in
     batches down the (space, due_at) index with the items' liveness checked
     by primary key: a join would let the planner walk every live item
     first, tens of milliseconds on a large palace for a count of 100.
     Hand-written statements: /context counts what is due on every turn,
-    and building the ORM's two queries cost ten times running them."""
+    and building the ORM's two queries cost ten times running them.
+    `first`: the first batch's rows, already read (`due_count_read`)."""
     sql, params = _due_sql(due_by)
-    step = min(BATCH, limit) if limit else BATCH
+    step = _step(limit)
     given, offset = 0, 0
     while limit is None or given < limit:
-        with prepared.cursor() as cursor:
-            cursor.execute(sql, [space.pk, *params, step, offset])
-            batch = rows.values(PalaceEntry, QUEUE_FIELDS, cursor.fetchall(), connection)
-        if not batch:
+        if offset == 0 and first is not None:
+            found = first
+        else:
+            with prepared.cursor() as cursor:
+                cursor.execute(sql, [space.pk, *params, step, offset])
+                found = cursor.fetchall()
+        entries = rows.values(PalaceEntry, QUEUE_FIELDS, found, connection)
+        if not entries:
             return
         offset += step
-        live = _live_items([e["item_id"] for e in batch if e["item_id"] is not None])
-        for e in batch:
+        live = _live_items([e["item_id"] for e in entries if e["item_id"] is not None])
+        for e in entries:
             if e["item_id"] in live:
                 yield e
                 given += 1
                 if limit is not None and given >= limit:
                     return
+
+
+def _step(limit: int | None) -> int:
+    return min(BATCH, limit) if limit else BATCH
 
 
 def _due_sql(due_by: datetime | None) -> tuple[str, list[Any]]:
@@ -136,7 +149,21 @@ def _live_items(ids: list[int]) -> set[int]:
 def due_count(space: Space, *, at: datetime | None = None, cap: int | None = None) -> int:
     """Entries due now; with `cap`, counting stops there (the prompt context
     says "100+" rather than count a whole overdue palace on every turn)."""
-    return sum(1 for _ in _scheduled(space, due_by=at or timezone.now(), limit=cap))
+    return batch.one(due_count_read(space, at=at, cap=cap))
+
+
+def due_count_read(
+    space: Space, *, at: datetime | None = None, cap: int | None = None
+) -> batch.Read[int]:
+    """`due_count` as a read to send with others (engram_site/db/batch.py):
+    the read is the first batch of entries; any further ones are read after."""
+    due_by = at or timezone.now()
+    sql, params = _due_sql(due_by)
+
+    def count(first: batch.Rows) -> int:
+        return sum(1 for _ in _scheduled(space, due_by=due_by, limit=cap, first=first))
+
+    return batch.Read(sql, [space.pk, *params, _step(cap), 0], count)
 
 
 def queue(

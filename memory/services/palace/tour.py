@@ -14,7 +14,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Q
 
-from engram_site.db import prepared
+from engram_site.db import batch
 from memory.models import MemoryItem, PalaceEntry, Skill, Space
 from memory.services.palace import rooms, slots
 
@@ -180,12 +180,18 @@ def directory(space: Space) -> list[dict[str, Any]]:
     index: cheap enough for every /context. One hand-written statement
     for all wings: building five ORM queries took 18% of a /context's
     interpreter time at 100k facts (py-spy), running them well under 0.1 ms."""
+    return batch.one(directory_read(space))
+
+
+def directory_read(space: Space) -> batch.Read[list[dict[str, Any]]]:
+    """`directory` as a read to send with others (engram_site/db/batch.py)."""
+    params = [p for wing in rooms.WINGS for p in (space.pk, wing)]
+    return batch.Read(_directory_sql(), params, _directory_rows)
+
+
+def _directory_rows(found: batch.Rows) -> list[dict[str, Any]]:
+    tops = {wing: (room_no, slot, placard) for wing, room_no, slot, placard in found}
     out = []
-    with prepared.cursor() as cursor:
-        cursor.execute(_directory_sql(), [p for wing in rooms.WINGS for p in (space.pk, wing)])
-        tops = {
-            wing: (room_no, slot, placard) for wing, room_no, slot, placard in cursor.fetchall()
-        }
     for wing in rooms.WINGS:
         if wing not in tops:
             continue
