@@ -53,14 +53,14 @@ def _loading_everything(monkeypatch, space, query, k):  # type: ignore[no-untype
 def loads(monkeypatch):  # type: ignore[no-untyped-def]
     """How many turn rows each load asked for."""
     asked: list[int] = []
-    real = rows.turns
+    real = rows.load
 
-    def counting(space_id, ids, *, when):  # type: ignore[no-untyped-def]
-        if ids:
-            asked.append(len(ids))
-        return real(space_id, ids, when=when)
+    def counting(space_id, *, items, turns, when):  # type: ignore[no-untyped-def]
+        if turns:
+            asked.append(len(turns))
+        return real(space_id, items=items, turns=turns, when=when)
 
-    monkeypatch.setattr(rows, "turns", counting)
+    monkeypatch.setattr(rows, "load", counting)
     return asked
 
 

@@ -108,7 +108,7 @@ class RecallResponse:
 
 
 # On PostgreSQL parts of a recall run on helper threads meanwhile (a linked
-# space's search, the fact channels, loading the facts): their queries wait
+# space's search, the fact channels): their queries wait
 # on the server, which holds no GIL (at 100k facts + 100k turns, 2 cores,
 # measured side by side: p50 12.2 -> 9.6 ms when both channels were
 # searches). On SQLite the turn and fact channels rank in this process's
@@ -398,13 +398,7 @@ def _load(
     query: str,
 ) -> _Loaded:
     # Every loader filters by the space: an id is only ever found in the
-    # space it belongs to, which is what keeps unreadable spaces out. On
-    # PostgreSQL the facts load on a helper meanwhile: each load waits about
-    # 0.9 ms on the server at 100k + 100k (recall p50 9.5 -> 8.1 ms with the
-    # small channels moved, above). SQLite does the work in this process, so
-    # there the hand-over only cost time (+0.3 ms).
-    load_items = functools.partial(rows.items, space.pk, ids["item"])
-    beside = _beside(load_items) if ids["item"] else None
+    # space it belongs to, which is what keeps unreadable spaces out.
     weights = (
         termstats.query_weights(
             {termstats.stem(t) for t in query_terms(query) if len(t) > 1},
@@ -418,22 +412,23 @@ def _load(
     )
     part = _Loaded(ctx=ctx, items={}, turns={}, summaries={}, skills={}, chunks={}, stated={})
     _load_more(part, space, ids)
-    part.items = beside.result() if beside is not None else load_items()
-    if when.known_at is not None:
-        ctx.revisions.update(rows.revisions(set(part.items)))
     return part
 
 
 def _load_more(part: _Loaded, space: Space, ids: dict[str, list[int]]) -> None:
-    """Add the rows of everything but facts among `ids` to `part`."""
+    """Add the rows of everything among `ids` to `part`. Facts, turns and
+    what the turns stated are read together: on PostgreSQL one round trip
+    for the three (rows.load)."""
     when = part.ctx.when
-    turns = rows.turns(space.pk, ids["turn"], when=when)
-    stated = rows.statements(list(turns))
+    items, turns, stated = rows.load(space.pk, items=ids["item"], turns=ids["turn"], when=when)
+    stated = {pk: facts for pk, facts in stated.items() if pk in turns}
     if when.known_at is not None:
         revisions = part.ctx.revisions
+        revisions.update(rows.revisions(set(items) - revisions.keys()))
         revisions.update(
             rows.revisions({s.item_id for ss in stated.values() for s in ss} - revisions.keys())
         )
+    part.items.update(items)
     part.turns.update(turns)
     part.stated.update(stated)
     part.summaries.update(rows.summaries(space.pk, ids["summary"]))

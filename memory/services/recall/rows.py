@@ -20,7 +20,7 @@ import numpy as np
 from django.db import connection
 from django.db.models import Model
 
-from engram_site.db import prepared
+from engram_site.db import batch, prepared
 from memory import embeddings
 from memory.models import (
     Document,
@@ -269,25 +269,35 @@ def live_items(space_id: int, ids: Collection[int], *, when: TimeView | None = N
 
 def turns(space_id: int, ids: Collection[int], *, when: TimeView | None) -> dict[int, TurnRow]:
     """Everything recall shows of the turns among `ids` that it may show."""
-    if not ids:
-        return {}
+    return batch.one(_turns_read(space_id, ids, when=when)) if ids else {}
+
+
+def _turns_read(
+    space_id: int, ids: Collection[int], *, when: TimeView | None
+) -> batch.Read[dict[int, TurnRow]]:
     where, params = _turn_filters(space_id, when)
     sql = (
         "SELECT t.id, s.external_id, t.text, t.ref, t.ts, t.created_at, t.screen_status "
         f"FROM {Turn._meta.db_table} t JOIN {Session._meta.db_table} s ON s.id = t.session_id "
         f"WHERE {' AND '.join(where)} AND t.id {_in(ids)}"
     )
-    return {
-        pk: TurnRow(pk, session, text or "", ref, _time(ts), _time(created), screen)
-        for pk, session, text, ref, ts, created, screen in _fetch(sql, [*params, *_bound(ids)])
-    }
+
+    def parse(found: batch.Rows) -> dict[int, TurnRow]:
+        return {
+            pk: TurnRow(pk, session, text or "", ref, _time(ts), _time(created), screen)
+            for pk, session, text, ref, ts, created, screen in found
+        }
+
+    return batch.Read(sql, [*params, *_bound(ids)], parse)
 
 
 def items(space_id: int, ids: Collection[int]) -> dict[int, ItemRow]:
     """The items among `ids`, whatever their state: the caller's temporal
     filter decides which may be shown."""
-    if not ids:
-        return {}
+    return batch.one(_items_read(space_id, ids)) if ids else {}
+
+
+def _items_read(space_id: int, ids: Collection[int]) -> batch.Read[dict[int, ItemRow]]:
     sql = (
         "SELECT i.id, i.text, i.kind, i.importance, i.frequency, i.last_seen, i.valid_from, "
         "i.valid_to, i.created_at, i.expired_at, i.status, i.screen_status, "
@@ -296,28 +306,32 @@ def items(space_id: int, ids: Collection[int]) -> dict[int, ItemRow]:
         f"LEFT JOIN {Session._meta.db_table} s ON s.id = i.source_session_id "
         f"WHERE i.space_id = %s AND i.id {_in(ids)}"
     )
-    out: dict[int, ItemRow] = {}
-    for row in _fetch(sql, [space_id, *_bound(ids)]):
-        pk, text, kind, importance, frequency, last_seen, valid_from, valid_to = row[:8]
-        created, expired, status, screen, refs, session, superseded_by = row[8:]
-        out[pk] = ItemRow(
-            pk,
-            text,
-            kind,
-            float(importance or 0.0),
-            int(frequency or 1),
-            _time(last_seen),
-            _time(valid_from),
-            _time(valid_to),
-            _time(created),
-            _time(expired),
-            status,
-            screen,
-            [str(r) for r in (_json(refs) or [])],
-            session,
-            superseded_by,
-        )
-    return out
+
+    def parse(found: batch.Rows) -> dict[int, ItemRow]:
+        out: dict[int, ItemRow] = {}
+        for row in found:
+            pk, text, kind, importance, frequency, last_seen, valid_from, valid_to = row[:8]
+            created, expired, status, screen, refs, session, superseded_by = row[8:]
+            out[pk] = ItemRow(
+                pk,
+                text,
+                kind,
+                float(importance or 0.0),
+                int(frequency or 1),
+                _time(last_seen),
+                _time(valid_from),
+                _time(valid_to),
+                _time(created),
+                _time(expired),
+                status,
+                screen,
+                [str(r) for r in (_json(refs) or [])],
+                session,
+                superseded_by,
+            )
+        return out
+
+    return batch.Read(sql, [space_id, *_bound(ids)], parse)
 
 
 def revisions(ids: Collection[int]) -> dict[int, list[tuple[datetime, Window]]]:
@@ -346,23 +360,48 @@ class Statement(NamedTuple):
     window: Window
 
 
-def statements(ids: Collection[int]) -> dict[int, list[Statement]]:
-    """The facts each of these turns stated (TurnFact), for telling a turn
-    whose fact was since superseded or retracted from one still true."""
-    if not ids:
-        return {}
+def statements(space_id: int, ids: Collection[int]) -> dict[int, list[Statement]]:
+    """The facts of the space each of these turns stated (TurnFact), for
+    telling a turn whose fact was since superseded or retracted from one
+    still true."""
+    return batch.one(_statements_read(space_id, ids)) if ids else {}
+
+
+def _statements_read(space_id: int, ids: Collection[int]) -> batch.Read[dict[int, list[Statement]]]:
     sql = (
         "SELECT tf.turn_id, i.id, i.created_at, i.valid_from, i.valid_to, i.expired_at, "
         f"i.superseded_by_id FROM {TurnFact._meta.db_table} tf "
         f"JOIN {MemoryItem._meta.db_table} i ON i.id = tf.item_id "
-        f"WHERE tf.turn_id {_in(ids)} AND i.status = 'active' AND i.screen_status = 'ok'"
+        f"WHERE tf.turn_id {_in(ids)} AND i.space_id = %s "
+        "AND i.status = 'active' AND i.screen_status = 'ok'"
     )
-    out: dict[int, list[Statement]] = {}
-    for turn_id, pk, created, vfrom, vto, expired, by in _fetch(sql, _bound(ids)):
-        out.setdefault(turn_id, []).append(
-            Statement(pk, _time(created), Window(_time(vfrom), _time(vto), _time(expired), by))
-        )
-    return out
+
+    def parse(found: batch.Rows) -> dict[int, list[Statement]]:
+        out: dict[int, list[Statement]] = {}
+        for turn_id, pk, created, vfrom, vto, expired, by in found:
+            out.setdefault(turn_id, []).append(
+                Statement(pk, _time(created), Window(_time(vfrom), _time(vto), _time(expired), by))
+            )
+        return out
+
+    return batch.Read(sql, [*_bound(ids), space_id], parse)
+
+
+def load(
+    space_id: int, *, items: Collection[int], turns: Collection[int], when: TimeView | None
+) -> tuple[dict[int, ItemRow], dict[int, TurnRow], dict[int, list[Statement]]]:
+    """`items`, `turns` and `statements` of these ids at once: independent
+    reads, so on PostgreSQL they are one round trip instead of three
+    (engram_site/db/batch.py). What the turns stated is read for every id
+    asked for; the caller keeps it for the turns it may show."""
+    reads: dict[str, batch.Read[Any]] = {}
+    if items:
+        reads["items"] = _items_read(space_id, items)
+    if turns:
+        reads["turns"] = _turns_read(space_id, turns, when=when)
+        reads["stated"] = _statements_read(space_id, turns)
+    found = dict(zip(reads, batch.run(*reads.values()), strict=True))
+    return found.get("items", {}), found.get("turns", {}), found.get("stated", {})
 
 
 def summaries(space_id: int, ids: Collection[int]) -> dict[int, SummaryRow]:
