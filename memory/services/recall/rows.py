@@ -267,14 +267,10 @@ def live_items(space_id: int, ids: Collection[int], *, when: TimeView | None = N
     return {pk for (pk,) in _fetch(sql, [*params, *_bound(ids)])}
 
 
-def turns(space_id: int, ids: Collection[int], *, when: TimeView | None) -> dict[int, TurnRow]:
-    """Everything recall shows of the turns among `ids` that it may show."""
-    return batch.one(_turns_read(space_id, ids, when=when)) if ids else {}
-
-
 def _turns_read(
     space_id: int, ids: Collection[int], *, when: TimeView | None
 ) -> batch.Read[dict[int, TurnRow]]:
+    """Everything recall shows of the turns among `ids` that it may show."""
     where, params = _turn_filters(space_id, when)
     sql = (
         "SELECT t.id, s.external_id, t.text, t.ref, t.ts, t.created_at, t.screen_status "
@@ -291,13 +287,9 @@ def _turns_read(
     return batch.Read(sql, [*params, *_bound(ids)], parse)
 
 
-def items(space_id: int, ids: Collection[int]) -> dict[int, ItemRow]:
+def _items_read(space_id: int, ids: Collection[int]) -> batch.Read[dict[int, ItemRow]]:
     """The items among `ids`, whatever their state: the caller's temporal
     filter decides which may be shown."""
-    return batch.one(_items_read(space_id, ids)) if ids else {}
-
-
-def _items_read(space_id: int, ids: Collection[int]) -> batch.Read[dict[int, ItemRow]]:
     sql = (
         "SELECT i.id, i.text, i.kind, i.importance, i.frequency, i.last_seen, i.valid_from, "
         "i.valid_to, i.created_at, i.expired_at, i.status, i.screen_status, "
@@ -360,14 +352,10 @@ class Statement(NamedTuple):
     window: Window
 
 
-def statements(space_id: int, ids: Collection[int]) -> dict[int, list[Statement]]:
+def _statements_read(space_id: int, ids: Collection[int]) -> batch.Read[dict[int, list[Statement]]]:
     """The facts of the space each of these turns stated (TurnFact), for
     telling a turn whose fact was since superseded or retracted from one
     still true."""
-    return batch.one(_statements_read(space_id, ids)) if ids else {}
-
-
-def _statements_read(space_id: int, ids: Collection[int]) -> batch.Read[dict[int, list[Statement]]]:
     sql = (
         "SELECT tf.turn_id, i.id, i.created_at, i.valid_from, i.valid_to, i.expired_at, "
         f"i.superseded_by_id FROM {TurnFact._meta.db_table} tf "
@@ -390,7 +378,8 @@ def _statements_read(space_id: int, ids: Collection[int]) -> batch.Read[dict[int
 def load(
     space_id: int, *, items: Collection[int], turns: Collection[int], when: TimeView | None
 ) -> tuple[dict[int, ItemRow], dict[int, TurnRow], dict[int, list[Statement]]]:
-    """`items`, `turns` and `statements` of these ids at once: independent
+    """The facts among `items`, the turns among `turns` and what those turns
+    stated, at once: independent
     reads, so on PostgreSQL they are one round trip instead of three
     (engram_site/db/batch.py). What the turns stated is read for every id
     asked for; the caller keeps it for the turns it may show."""
