@@ -153,3 +153,64 @@ def test_the_score_floor_decides_what_is_injected(api, settings):
     body = get_context(api, "Where does Anna live")
     assert body["blocks"]["recalled"] == ""
     assert not body["recall_left_out"]
+
+
+def remember(api, text):  # type: ignore[no-untyped-def]
+    response = api.post(
+        "/api/v1/memory/remember_fact", {"text": text}, content_type="application/json"
+    )
+    assert response.status_code == 200, response.content
+
+
+def _recall_threads(monkeypatch):  # type: ignore[no-untyped-def]
+    """The threads recall runs on, recorded as it is called."""
+    from memory.services import recall as recall_module
+
+    seen: list[int] = []
+    real = recall_module.recall
+
+    def recording(**kwargs):  # type: ignore[no-untyped-def]
+        seen.append(threading.get_ident())
+        return real(**kwargs)
+
+    monkeypatch.setattr(recall_module, "recall", recording)
+    return seen
+
+
+# Committed, so that the helper's own connection sees the fact.
+@pytest.mark.django_db(transaction=True)
+def test_a_lone_request_recalls_on_a_helper(api, monkeypatch):
+    remember(api, "Priya's sister Anna lives in Oslo")
+    seen = _recall_threads(monkeypatch)
+    body = get_context(api, "Where does Anna live")
+    assert "Anna lives in Oslo" in body["blocks"]["recalled"]
+    assert seen and seen[0] != threading.get_ident()
+
+
+def test_a_busy_process_recalls_in_the_request_itself(api, monkeypatch):
+    from engram_site.threads import answering
+
+    remember(api, "Priya's sister Anna lives in Oslo")
+    seen = _recall_threads(monkeypatch)
+    with answering(), answering():  # as if the process answered two others
+        body = get_context(api, "Where does Anna live")
+    assert "Anna lives in Oslo" in body["blocks"]["recalled"]
+    assert not body["recall_left_out"]
+    assert seen == [threading.get_ident()]
+
+
+def test_a_failing_recall_in_a_busy_process_is_left_out(api, monkeypatch):
+    from engram_site.threads import answering
+    from memory.services import recall as recall_module
+
+    save(api, block="user", action="add", text="Name: Ana")
+
+    def failing(**kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("index unreadable")
+
+    monkeypatch.setattr(recall_module, "recall", failing)
+    with answering(), answering():
+        body = get_context(api, "Where does Anna live")
+    assert body["recall_left_out"] is True
+    assert body["blocks"]["recalled"] == ""
+    assert "Name: Ana" in body["text"]
