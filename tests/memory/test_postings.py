@@ -13,6 +13,7 @@ import pytest
 from memory.models import Session, Turn
 from memory.services import recall as recall_service
 from memory.services.recall import channels, termstats
+from memory.services.recall import postings as postings_module
 from memory.services.recall.postings import Postings
 
 WORDS = "kayak river canoe paddle lake trip boat rain camp fish tent".split()
@@ -116,6 +117,55 @@ def test_growing_while_ranking_on_another_thread() -> None:
     helper.join()
     assert not errors
     assert len(termstats.best_turns(weights, stats, pick={"rain"}, limit=10_000)) == 5000
+
+
+def _exact(stats, docs, query, pick) -> None:  # type: ignore[no-untyped-def]
+    weights = termstats.query_weights(query, stats)
+    got = termstats.best_turns(weights, stats, pick=pick, limit=len(docs))
+    want = _brute(stats, docs, weights, pick, len(docs))
+    # Every candidate, each with its own BM25 (turns whose sums differ in
+    # the last bit may trade places).
+    assert sorted(pk for pk, _ in got) == sorted(pk for pk, _ in want)
+    every = dict(want)
+    assert all(every[pk] == pytest.approx(s) for pk, s in got)
+    assert [s for _, s in got] == pytest.approx([s for _, s in want])
+
+
+def test_a_common_words_counts_follow_turns_added_after_a_query(monkeypatch) -> None:
+    # "lake" is in most turns: its counts are kept by position (dense), made
+    # on the first query and brought up to date by the next.
+    rng = random.Random(5)
+    docs = [["lake"] * rng.randint(1, 3) + [rng.choice(WORDS)] for _ in range(300)]
+    stats = _stats(docs)
+    _exact(stats, docs, {"lake", "kayak"}, {"kayak"})
+    assert (False, "lake") in stats.postings._dense
+    more = [["lake"] * rng.randint(1, 4) + ["kayak"] for _ in range(700)]
+    stats.add((100 + len(docs) + i, words) for i, words in enumerate(more))
+    _exact(stats, docs + more, {"lake", "kayak"}, {"kayak"})
+
+
+def test_past_the_dense_cap_common_words_are_looked_up(monkeypatch) -> None:
+    monkeypatch.setattr(postings_module, "_DENSE_WORDS", 1)
+    rng = random.Random(6)
+    docs = [rng.sample(WORDS, 6) for _ in range(300)]
+    stats = _stats(docs)
+    for _ in range(10):
+        query = set(rng.sample(WORDS, 4))
+        _exact(stats, docs, query, set(sorted(query)[:1]))
+    assert len(stats.postings._dense) == 1
+
+
+def test_rare_words_rank_without_dense_counts(monkeypatch) -> None:
+    # Each word in under a thirty-second of the turns: the bincount and lookup
+    # paths alone.
+    vocabulary = [f"w{i}" for i in range(400)]
+    rng = random.Random(7)
+    docs = [rng.sample(vocabulary, 5) for _ in range(2000)]
+    stats = _stats(docs)
+    for _ in range(20):
+        query = set(rng.sample(vocabulary, 4))
+        _exact(stats, docs, query, set(sorted(query)[:2]))
+    assert not stats.postings._dense
 
 
 def _turns(space, texts):  # type: ignore[no-untyped-def]
