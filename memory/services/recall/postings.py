@@ -245,7 +245,7 @@ class Postings:
                 score *= k1 + 1
                 score /= tf + norm
                 values += score
-                np.add(held, idf, out=held, where=tf > 0)
+                held += idf * (tf > 0)
             candidate[positions] = False  # all clear again for the next query
             total = sum(weights.values())
             if coverage and total > 0:
