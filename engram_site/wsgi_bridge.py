@@ -23,7 +23,6 @@ import functools
 import io
 import itertools
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any
 
@@ -32,6 +31,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from engram_site import running
 from engram_site.threads import answering
+from engram_site.warm_threads import WarmThreadPool
 
 Headers = list[tuple[bytes, bytes]]
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
@@ -40,7 +40,8 @@ ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None]
 class WsgiBridge:
     def __init__(self, app: Callable[..., Iterable[bytes]], *, workers: int) -> None:
         self.app = app
-        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="WSGI")
+        # The thread that answered last answers next (warm_threads.py).
+        self.executor = WarmThreadPool(max_workers=workers, thread_name_prefix="WSGI")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
