@@ -10,8 +10,8 @@ the idle threads wait on a stack and the one that finished last takes the
 next task; the others are there for the moments when more requests wait on
 something other than the CPU (asgi.py, running.py). `bench_http --endpoint
 recall` at 100k + 100k: with 2 threads instead of 8 the server's CPU a
-request was 0.95x (cheaper in 10 of 10 rounds); see the README for this pool
-beside the executor it replaces.
+request was 0.95x (cheaper in 10 of 10 rounds); this pool against the
+executor it replaces, 1.11x the requests (ahead in 7 of 12 rounds).
 """
 
 from __future__ import annotations
