@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 
 from engram_site.db import batch
 from engram_site.threads import DbThreadPool, busy
@@ -153,21 +154,23 @@ def render_recalled(
 
 
 def _start_recall(spaces: tuple[Space, ...], query: str, when: dict[str, Any]) -> Future[Any]:
-    """The recall for the context, started on a helper; or, while this
-    process answers other requests too, made here and handed back done.
+    """The recall for the context, started on a helper; or, on SQLite while
+    this process answers other requests too, made here and handed back done.
 
     On a helper it runs while core memory is read, and the request stops
-    waiting for it at the deadline. Under load that costs more than it
-    gives: the cores are busy with the other requests anyway, the hand-off
-    is a thread switch each way, and the helper computes beside the threads
-    that hold a running slot (engram_site/running.py) instead of in the
-    request's own. Made here, the parts of recall that wait on something
-    else keep their own share of the budget (providers, the embedding
-    model, an LLM rewrite), and its ranking, milliseconds of CPU, runs to
-    its end. `bench_http --endpoint context --checkout` (100k + 100k,
-    SQLite, 6 connections, 12 rounds of 5 s alternating with the helper
-    always): 1.23x the requests (ahead in 8 of 12 rounds), server CPU a
-    request 0.92x."""
+    waiting for it at the deadline. On SQLite under load that costs more
+    than it gives: recall ranks in this process's memory, the cores are busy
+    with the other requests anyway, the hand-off is a thread switch each
+    way, and the helper computes beside the threads that hold a running
+    slot (engram_site/running.py) instead of in the request's own. Made
+    here, the parts of recall that wait on something else keep their own
+    share of the budget (providers, the embedding model, an LLM rewrite),
+    and its ranking, milliseconds of CPU, runs to its end. `bench_http
+    --endpoint context` (100k + 100k, 6 connections, rounds of 5 s
+    alternating with the helper always): SQLite 1.23x the requests (ahead
+    in 8 of 12 rounds), server CPU a request 0.92x; PostgreSQL, whose reads
+    wait on the server (which holds no GIL) while the helper's run, 0.91x
+    (behind in 7 of 10), so there the helper stays."""
     from memory.services.recall import recall
 
     call = functools.partial(
@@ -180,7 +183,7 @@ def _start_recall(spaces: tuple[Space, ...], query: str, when: dict[str, Any]) -
         include_history=True,
         **when,
     )
-    if not busy():
+    if not busy() or connection.vendor == "postgresql":
         return _helpers.submit(call)
     done: Future[Any] = Future()
     try:

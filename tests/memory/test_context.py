@@ -187,7 +187,10 @@ def test_a_lone_request_recalls_on_a_helper(api, monkeypatch):
     assert seen and seen[0] != threading.get_ident()
 
 
-def test_a_busy_process_recalls_in_the_request_itself(api, monkeypatch):
+@pytest.mark.django_db(transaction=True)
+def test_where_a_busy_process_makes_the_contexts_recall(api, monkeypatch):
+    from django.db import connection
+
     from engram_site.threads import answering
 
     remember(api, "Priya's sister Anna lives in Oslo")
@@ -196,7 +199,10 @@ def test_a_busy_process_recalls_in_the_request_itself(api, monkeypatch):
         body = get_context(api, "Where does Anna live")
     assert "Anna lives in Oslo" in body["blocks"]["recalled"]
     assert not body["recall_left_out"]
-    assert seen == [threading.get_ident()]
+    if connection.vendor == "sqlite":
+        assert seen == [threading.get_ident()]
+    else:  # its reads wait on the server while the request reads core memory
+        assert len(seen) == 1 and seen[0] != threading.get_ident()
 
 
 def test_a_failing_recall_in_a_busy_process_is_left_out(api, monkeypatch):
