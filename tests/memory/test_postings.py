@@ -155,6 +155,25 @@ def test_past_the_dense_cap_common_words_are_looked_up(monkeypatch) -> None:
     assert len(stats.postings._dense) == 1
 
 
+def test_a_query_that_fails_midway_leaves_no_candidates_behind(monkeypatch) -> None:
+    vocabulary = [f"w{i}" for i in range(400)]
+    rng = random.Random(8)
+    docs = [rng.sample(vocabulary, 5) for _ in range(2000)]
+    stats = _stats(docs)
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise MemoryError
+
+    monkeypatch.setattr(postings_module.np, "bincount", broken)
+    with pytest.raises(MemoryError):
+        termstats.best_turns(
+            termstats.query_weights({"w1", "w2"}, stats), stats, pick={"w1", "w2"}, limit=10
+        )
+    monkeypatch.undo()
+    # The first query's candidates would otherwise be this one's too.
+    _exact(stats, docs, {"w3", "w4"}, {"w3"})
+
+
 def test_rare_words_rank_without_dense_counts(monkeypatch) -> None:
     # Each word in under a thirty-second of the turns: the bincount and lookup
     # paths alone.

@@ -75,8 +75,8 @@ class Postings:
         self._name_at: dict[str, int] = {"": 0}
         self._ordered = True  # ids ascending, as termstats adds them
         # Scratch for rank(), one entry a position, reused under the lock:
-        # whether a turn is a candidate (all False between queries) and its
-        # place among them. Allocating them a query cost a tenth of ranking.
+        # whether a turn is a candidate (all False between queries, however
+        # a query ends) and its place among them. Allocating them a query cost a tenth of ranking.
         self._candidate = np.zeros(0, dtype=bool)
         self._slot = np.zeros(0, dtype=np.int64)
         # (speaker's name?, word) -> [its count by position, occurrences
@@ -194,76 +194,78 @@ class Postings:
             if not docs or not picked or limit <= 0:
                 return []
             candidate, slot = self._scratch(docs)
-            for word in picked:
-                candidate[np.frombuffer(self.at[word], dtype=np.uint64) >> 32] = True
-            # The candidates, numbered 0..n-1 in position order: each word's
-            # count in them is summed with one bincount over its occurrences.
-            positions = np.flatnonzero(candidate)
-            slot[positions] = np.arange(positions.size)
-            length = np.frombuffer(self.lengths, dtype=np.uint16)[positions].astype(np.float64)
-            norm = k1 * (1 - b + b * length / avg_length)
-            values = np.zeros(positions.size)
-            held = np.zeros(positions.size)
-            keys = positions.astype(np.uint64) << 32
-            for word, idf in weights.items():
-                tf: np.ndarray | None = None
-                for table in (self.at, self.said):
-                    if word not in table:
-                        continue
-                    packed = np.frombuffer(table[word], dtype=np.uint64)
-                    dense = (
-                        self._dense_counts((table is self.said, word), packed, docs)
-                        if packed.size > _DENSE_SHARE * docs
-                        else None
-                    )
-                    counted: np.ndarray
-                    if dense is not None:
-                        counted = dense[positions].astype(np.float64)
-                    elif packed.size > _LOOKUP * positions.size:
-                        # A common word: each candidate is looked up in its
-                        # occurrences (sorted by position) instead of every
-                        # occurrence being checked against the candidates.
-                        counted = _counts_at(packed, keys)
-                    else:
-                        at = packed >> 32
-                        if table is not self.at or word not in picked:
-                            # Only where a candidate holds it.
-                            keep = candidate[at]
-                            packed, at = packed[keep], at[keep]
-                        counted = np.bincount(
-                            slot[at], weights=packed & _CAP, minlength=positions.size
+            try:
+                for word in picked:
+                    candidate[np.frombuffer(self.at[word], dtype=np.uint64) >> 32] = True
+                # The candidates, numbered 0..n-1 in position order: each word's
+                # count in them is summed with one bincount over its occurrences.
+                positions = np.flatnonzero(candidate)
+                slot[positions] = np.arange(positions.size)
+                length = np.frombuffer(self.lengths, dtype=np.uint16)[positions].astype(np.float64)
+                norm = k1 * (1 - b + b * length / avg_length)
+                values = np.zeros(positions.size)
+                held = np.zeros(positions.size)
+                keys = positions.astype(np.uint64) << 32
+                for word, idf in weights.items():
+                    tf: np.ndarray | None = None
+                    for table in (self.at, self.said):
+                        if word not in table:
+                            continue
+                        packed = np.frombuffer(table[word], dtype=np.uint64)
+                        dense = (
+                            self._dense_counts((table is self.said, word), packed, docs)
+                            if packed.size > _DENSE_SHARE * docs
+                            else None
                         )
-                    tf = counted if tf is None else tf + counted
-                    # No view may outlive the lock, or a turn added next
-                    # would find its array pinned (BufferError).
-                    del packed
-                if tf is None:
-                    continue
-                # idf * tf * (k1 + 1) / (tf + norm), in that order (so the
-                # same floats as termstats.bm25), without a temporary a step.
-                score = tf * idf
-                score *= k1 + 1
-                score /= tf + norm
-                values += score
-                held += idf * (tf > 0)
-            candidate[positions] = False  # all clear again for the next query
-            total = sum(weights.values())
-            if coverage and total > 0:
-                values = values * (held / total) ** coverage
-            found = np.flatnonzero(values > 0)
-            if not found.size:
-                return []
-            values = values[found]
-            if found.size > limit:
-                # Everything scoring at least the limit-th best, ties included,
-                # so the cut below breaks ties by id and not by position.
-                cut = np.partition(values, found.size - limit)[found.size - limit]
-                best = values >= cut
-                found, values = found[best], values[best]
-            ids = np.frombuffer(self.ids, dtype=np.int64)[positions[found]]
-            # Best first; ties to the lower id, as the index's ranking did.
-            order = np.lexsort((ids, -values))[:limit]
-            return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))
+                        counted: np.ndarray
+                        if dense is not None:
+                            counted = dense[positions].astype(np.float64)
+                        elif packed.size > _LOOKUP * positions.size:
+                            # A common word: each candidate is looked up in its
+                            # occurrences (sorted by position) instead of every
+                            # occurrence being checked against the candidates.
+                            counted = _counts_at(packed, keys)
+                        else:
+                            at = packed >> 32
+                            if table is not self.at or word not in picked:
+                                # Only where a candidate holds it.
+                                keep = candidate[at]
+                                packed, at = packed[keep], at[keep]
+                            counted = np.bincount(
+                                slot[at], weights=packed & _CAP, minlength=positions.size
+                            )
+                        tf = counted if tf is None else tf + counted
+                        # No view may outlive the lock, or a turn added next
+                        # would find its array pinned (BufferError).
+                        del packed
+                    if tf is None:
+                        continue
+                    # idf * tf * (k1 + 1) / (tf + norm), in that order (so the
+                    # same floats as termstats.bm25), without a temporary a step.
+                    score = tf * idf
+                    score *= k1 + 1
+                    score /= tf + norm
+                    values += score
+                    held += idf * (tf > 0)
+                total = sum(weights.values())
+                if coverage and total > 0:
+                    values = values * (held / total) ** coverage
+                found = np.flatnonzero(values > 0)
+                if not found.size:
+                    return []
+                values = values[found]
+                if found.size > limit:
+                    # Everything scoring at least the limit-th best, ties included,
+                    # so the cut below breaks ties by id and not by position.
+                    cut = np.partition(values, found.size - limit)[found.size - limit]
+                    best = values >= cut
+                    found, values = found[best], values[best]
+                ids = np.frombuffer(self.ids, dtype=np.int64)[positions[found]]
+                # Best first; ties to the lower id, as the index's ranking did.
+                order = np.lexsort((ids, -values))[:limit]
+                return list(zip(ids[order].tolist(), values[order].tolist(), strict=True))
+            finally:
+                candidate[:docs] = False  # all clear again for the next query
 
 
 # A word in more than this share of the turns keeps its count by position
