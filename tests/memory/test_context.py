@@ -7,8 +7,11 @@ import threading
 import time
 
 import pytest
+from django.db import connection
 
+from engram_site.threads import answering
 from memory.services import context as context_service
+from memory.services import recall as recall_module
 from memory.tokens import estimate_tokens
 
 
@@ -164,8 +167,6 @@ def remember(api, text):  # type: ignore[no-untyped-def]
 
 def _recall_threads(monkeypatch):  # type: ignore[no-untyped-def]
     """The threads recall runs on, recorded as it is called."""
-    from memory.services import recall as recall_module
-
     seen: list[int] = []
     real = recall_module.recall
 
@@ -189,10 +190,6 @@ def test_a_lone_request_recalls_on_a_helper(api, monkeypatch):
 
 @pytest.mark.django_db(transaction=True)
 def test_where_a_busy_process_makes_the_contexts_recall(api, monkeypatch):
-    from django.db import connection
-
-    from engram_site.threads import answering
-
     remember(api, "Priya's sister Anna lives in Oslo")
     seen = _recall_threads(monkeypatch)
     with answering(), answering():  # as if the process answered two others
@@ -206,9 +203,6 @@ def test_where_a_busy_process_makes_the_contexts_recall(api, monkeypatch):
 
 
 def test_a_failing_recall_in_a_busy_process_is_left_out(api, monkeypatch):
-    from engram_site.threads import answering
-    from memory.services import recall as recall_module
-
     save(api, block="user", action="add", text="Name: Ana")
 
     def failing(**kwargs):  # type: ignore[no-untyped-def]

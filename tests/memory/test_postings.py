@@ -131,7 +131,7 @@ def _exact(stats, docs, query, pick) -> None:  # type: ignore[no-untyped-def]
     assert [s for _, s in got] == pytest.approx([s for _, s in want])
 
 
-def test_a_common_words_counts_follow_turns_added_after_a_query(monkeypatch) -> None:
+def test_a_common_words_counts_follow_turns_added_after_a_query() -> None:
     # "lake" is in most turns: its counts are kept by position (dense), made
     # on the first query and brought up to date by the next.
     rng = random.Random(5)
@@ -155,11 +155,17 @@ def test_past_the_dense_cap_common_words_are_looked_up(monkeypatch) -> None:
     assert len(stats.postings._dense) == 1
 
 
-def test_a_query_that_fails_midway_leaves_no_candidates_behind(monkeypatch) -> None:
+def _rare(seed: int) -> tuple[list[str], list[list[str]], termstats.Stats]:
+    """Turns of 5 words from 400, so each word is in under a thirty-second
+    of them: no word keeps dense counts."""
     vocabulary = [f"w{i}" for i in range(400)]
-    rng = random.Random(8)
+    rng = random.Random(seed)
     docs = [rng.sample(vocabulary, 5) for _ in range(2000)]
-    stats = _stats(docs)
+    return vocabulary, docs, _stats(docs)
+
+
+def test_a_query_that_fails_midway_leaves_no_candidates_behind(monkeypatch) -> None:
+    _, docs, stats = _rare(8)
 
     def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise MemoryError
@@ -174,13 +180,10 @@ def test_a_query_that_fails_midway_leaves_no_candidates_behind(monkeypatch) -> N
     _exact(stats, docs, {"w3", "w4"}, {"w3"})
 
 
-def test_rare_words_rank_without_dense_counts(monkeypatch) -> None:
-    # Each word in under a thirty-second of the turns: the bincount and lookup
-    # paths alone.
-    vocabulary = [f"w{i}" for i in range(400)]
+def test_rare_words_rank_without_dense_counts() -> None:
+    # The bincount and lookup paths alone.
+    vocabulary, docs, stats = _rare(7)
     rng = random.Random(7)
-    docs = [rng.sample(vocabulary, 5) for _ in range(2000)]
-    stats = _stats(docs)
     for _ in range(20):
         query = set(rng.sample(vocabulary, 4))
         _exact(stats, docs, query, set(sorted(query)[:2]))

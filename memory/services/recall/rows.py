@@ -379,10 +379,10 @@ def load(
     space_id: int, *, items: Collection[int], turns: Collection[int], when: TimeView | None
 ) -> tuple[dict[int, ItemRow], dict[int, TurnRow], dict[int, list[Statement]]]:
     """The facts among `items`, the turns among `turns` and what those turns
-    stated, at once: independent
-    reads, so on PostgreSQL they are one round trip instead of three
-    (engram_site/db/batch.py). What the turns stated is read for every id
-    asked for; the caller keeps it for the turns it may show."""
+    stated, at once: independent reads, so on PostgreSQL they are one round
+    trip instead of three (engram_site/db/batch.py). What the turns stated
+    is read for every id asked for; the caller keeps it for the turns it may
+    show."""
     reads: dict[str, batch.Read[Any]] = {}
     if items:
         reads["items"] = _items_read(space_id, items)
