@@ -14,6 +14,7 @@ wrong merge is harder to undo than a missing one.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Collection, Iterable
@@ -22,6 +23,7 @@ from datetime import timedelta
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from engram_site.db import batch
 from memory.models import Entity, EntityAlias, MemoryItem, Relation, Space
 
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
@@ -282,29 +284,38 @@ def entities_in_text(*, space: Space, text: str) -> list[Entity]:
 
 def entity_ids_in_text(*, space_id: int, text: str) -> list[int]:
     """The ids of the entities named in `text`, in order of first mention:
-    one indexed query on (space, norm). Recall's graph channel asks on every
-    query for every space it reads, so it is plain SQL: building the ORM's
-    alias query cost more than running it."""
+    one indexed query on (space, norm)."""
+    read = entity_ids_read(space_id=space_id, text=text)
+    return batch.one(read) if read is not None else []
+
+
+def entity_ids_read(*, space_id: int, text: str) -> batch.Read[list[int]] | None:
+    """entity_ids_in_text as a read to send with others (recall's graph
+    channel asks on every query, beside the fact channel's reads); None when
+    `text` has no words. Constant SQL with the n-grams as one array, so a
+    connection prepares it once (engram_site/db/prepared.py): building the
+    ORM's alias query cost more than running it."""
     words = normalize(text).split()
     if not words:
-        return []
-    found: dict[str, int] = {}
-    table = EntityAlias._meta.db_table
-    with connection.cursor() as cursor:
-        for chunk in _gram_chunks(words):
-            marks = ", ".join(["%s"] * len(chunk))
-            cursor.execute(
-                f"SELECT norm, entity_id FROM {table} "  # noqa: S608 (constant SQL, bound values)
-                f"WHERE space_id = %s AND norm IN ({marks})",
-                [space_id, *chunk],
-            )
-            found.update(cursor.fetchall())
-    return list(dict.fromkeys(found[norm] for norm in _by_mention(words, found)))
-
-
-def _gram_chunks(words: list[str]) -> list[list[str]]:
+        return None
     grams = list(dict.fromkeys(_ngrams(words)))
-    return [grams[start : start + 500] for start in range(0, len(grams), 500)]
+    table = EntityAlias._meta.db_table
+    if connection.vendor == "postgresql":
+        among, bound = "= ANY(%s::text[])", "{" + ",".join(_array_text(g) for g in grams) + "}"
+    else:
+        among, bound = "IN (SELECT value FROM json_each(%s))", json.dumps(grams)
+    sql = f"SELECT norm, entity_id FROM {table} WHERE space_id = %s AND norm {among}"  # noqa: S608 (constant SQL, bound values)
+
+    def parse(found: batch.Rows) -> list[int]:
+        ids: dict[str, int] = dict(found)
+        return list(dict.fromkeys(ids[norm] for norm in _by_mention(words, ids)))
+
+    return batch.Read(sql, [space_id, bound], parse)
+
+
+def _array_text(gram: str) -> str:
+    # An element of PostgreSQL's array text form, quoted and escaped.
+    return '"' + gram.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _by_mention(words: list[str], found: Collection[str]) -> list[str]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.models import MemoryItem, Space
+from engram_site.db import batch
+from memory.models import Entity, EntityAlias, MemoryItem, Relation, Space
 from memory.services.facts import supersede
 from memory.services.recall import channels, recall, termstats
 from memory.timeview import TimeView
@@ -115,3 +116,38 @@ def test_a_view_at_an_instant_ranks_facts_from_the_index(space, monkeypatch) -> 
     ranking = channels.bm25_items(space=space, query="Lisbon", limit=10, when=view)
     assert [pk for _, pk in ranking.keys] == [fact.pk]
     assert asked == [view]
+
+
+def test_the_first_reads_of_the_fact_and_graph_channels_go_together(space, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The look for facts added since, the names the query holds and the live
+    # check of the best-ranked facts: one batch, so one round trip on
+    # PostgreSQL. When the look finds a fact added since, it is ranked too.
+    anna = Entity.objects.create(space=space, name="Anna", norm="anna", type="person")
+    EntityAlias.objects.create(space=space, entity=anna, alias="Anna", norm="anna")
+    seen = MemoryItem.objects.create(space=space, text="Anna plays the violin")
+    assert _ranked(space, "violin") == [seen.pk]  # the statistics are built now
+    Relation.objects.create(space=space, src=anna, rel="plays", dst=anna, item=seen)
+    sent: list[int] = []
+    run = batch.run
+
+    def counted(*reads):  # type: ignore[no-untyped-def]
+        sent.append(len(reads))
+        return run(*reads)
+
+    monkeypatch.setattr(batch, "run", counted)
+    items, graph = channels.fact_channels(
+        space=space, query="Does Anna play the violin?", limit=10, when=TimeView()
+    )
+    assert sent == [3]
+    assert items.keys == [("item", seen.pk)]
+    assert graph.keys == [("item", seen.pk)]
+
+    sent.clear()
+    added = MemoryItem.objects.create(
+        space=space, text="Anna bought a violin bow, a fine violin bow"
+    )
+    items, _ = channels.fact_channels(
+        space=space, query="Anna violin bow", limit=10, when=TimeView()
+    )
+    assert sent[0] == 3  # then the new ranking's live check on its own
+    assert [pk for _, pk in items.keys] == [added.pk, seen.pk]

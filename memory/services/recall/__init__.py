@@ -335,13 +335,11 @@ def _fact_rankings(
     budget: channels.Budget,
 ) -> list[Ranking]:
     """The channels over facts, for a helper thread."""
-    rankings: list[Ranking] = []
     if wanted & ITEM_RESULT_TYPES:
-        rankings.append(
-            channels.bm25_items(space=space, query=query, limit=pool, when=when, budget=budget)
+        return list(
+            channels.fact_channels(space=space, query=query, limit=pool, when=when, budget=budget)
         )
-        rankings.append(channels.graph(space=space, query=query, limit=pool, when=when))
-    return rankings
+    return []
 
 
 def _other_rankings(

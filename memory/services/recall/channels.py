@@ -8,16 +8,18 @@ import functools
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from engram_site.db import batch
 from memory import embeddings
 from memory.models import Entity, MemoryItem, Relation, Space
 from memory.search import MATCH_BUDGET, Hit, query_terms, search
-from memory.services.graph import entity_ids_in_text
+from memory.services.graph import entity_ids_in_text, entity_ids_read
 from memory.services.recall import answers, dates, termstats, turn_signals
 from memory.services.recall import rows as recall_rows
 from memory.services.recall.fusion import Key, Ranking
@@ -126,20 +128,46 @@ def vector_weight() -> float:
 def bm25_items(
     *, space: Space, query: str, limit: int, when: TimeView | None, budget: Budget = FULL
 ) -> Ranking:
-    """BM25 over facts. The space's facts as they are now, or as every one
-    held so far (a history view, which every /context asks for), are ranked
-    from their statistics' postings, as turns are: the full-text index took
-    1.7 of recall's 5.3 ms at 100k + 100k to walk and score a query's
-    matches, and scored them by every space's word counts. A view at an
-    instant (as_of, known_at) asks the index, whose filters keep what the
-    view admits before anything is ranked; so does a space whose postings
-    no longer match its texts, until they are rebuilt."""
-    stats = termstats.item_stats(space)
-    hits = (
-        _live_items_ranked(space.pk, query, stats, limit=limit, budget=budget.match, when=when)
-        if when is None or when.unbounded
+    """BM25 over facts (fact_channels)."""
+    return fact_channels(space=space, query=query, limit=limit, when=when, budget=budget)[0]
+
+
+def fact_channels(
+    *, space: Space, query: str, limit: int, when: TimeView | None, budget: Budget = FULL
+) -> tuple[Ranking, Ranking]:
+    """BM25 over facts, and the graph channel.
+
+    The space's facts as they are now, or as every one held so far (a
+    history view, which every /context asks for), are ranked from their
+    statistics' postings, as turns are: the full-text index took 1.7 of
+    recall's 5.3 ms at 100k + 100k to walk and score a query's matches, and
+    scored them by every space's word counts. A view at an instant (as_of,
+    known_at) asks the index, whose filters keep what the view admits before
+    anything is ranked; so does a space whose postings no longer match its
+    texts, until they are rebuilt.
+
+    Three reads start the two channels, sent together (on PostgreSQL one
+    round trip instead of three, batch.py): the look for facts added since
+    this process last saw the space, the entities the query names, and
+    which of the best-ranked facts are live. So the facts are ranked before
+    the look answers; when it found facts added since (a fact saved a moment
+    ago, rare next to the reads), they are ranked again with them, and the
+    answer is the one a look first would have given."""
+    stats, look = termstats.item_stats_unlooked(space)
+    naming = entity_ids_read(space_id=space.pk, text=query)
+    facts = (
+        _LiveFacts(space.pk, query, stats, limit=limit, budget=budget.match, when=when)
+        if (when is None or when.unbounded) and not stats.stale
         else None
     )
+    check = facts.first_check() if facts is not None else None
+    added, entity_ids, live = _together(look, naming, check)
+    hits: list[Hit] | None = None
+    if facts is not None:
+        if added:
+            facts = _LiveFacts(space.pk, query, stats, limit=limit, budget=budget.match, when=when)
+            live = None
+        hits = facts.hits(live)
     if hits is None:
         hits = search(
             "item",
@@ -151,13 +179,21 @@ def bm25_items(
             idf=termstats.idf_of(stats),
             budget=budget.match,
         )
-    return Ranking(
+    items = Ranking(
         "bm25_items",
         WEIGHTS["bm25_items"],
         [("item", h.id) for h in hits],
         ITEM_TYPES,
         {("item", h.id): h.score for h in hits},
     )
+    return items, _graph(space.pk, entity_ids or [], limit=limit, when=when)
+
+
+def _together(*reads: batch.Read[Any] | None) -> list[Any]:
+    """Each read's answer, None for a missing read; the reads sent at once."""
+    sent = [r for r in reads if r is not None]
+    answers = iter(batch.run(*sent) if sent else [])
+    return [next(answers) if r is not None else None for r in reads]
 
 
 # The postings hold every fact ever stored, live or not, and a superseded
@@ -166,34 +202,56 @@ def bm25_items(
 LIVE_CHECK = 2
 
 
-def _live_items_ranked(
-    space_id: int,
-    query: str,
-    stats: termstats.Stats,
-    *,
-    limit: int,
-    budget: int,
-    when: TimeView | None = None,
-) -> list[Hit] | None:
+class _LiveFacts:
     """The best `limit` facts from the postings that the view shows (live
-    ones; in a history view, former ones too), best first; None when the
-    postings cannot answer."""
-    words = {termstats.stem(t) for t in query_terms(query) if len(t) > 1}
-    weights = termstats.query_weights(words, stats)
-    pick = _rarest(words, stats, budget)
-    depth = LIVE_CHECK * limit
-    checked = 0
-    hits: list[Hit] = []
-    while True:
-        ranked = termstats.best_items(weights, stats, pick=pick, limit=depth)
-        if ranked is None:
+    ones; in a history view, former ones too), best first."""
+
+    def __init__(
+        self,
+        space_id: int,
+        query: str,
+        stats: termstats.Stats,
+        *,
+        limit: int,
+        budget: int,
+        when: TimeView | None,
+    ) -> None:
+        words = {termstats.stem(t) for t in query_terms(query) if len(t) > 1}
+        self.space_id, self.stats, self.limit, self.when = space_id, stats, limit, when
+        self.weights = termstats.query_weights(words, stats)
+        self.pick = _rarest(words, stats, budget)
+        self.ranked = termstats.best_items(
+            self.weights, stats, pick=self.pick, limit=LIVE_CHECK * limit
+        )
+
+    def first_check(self) -> batch.Read[set[int]] | None:
+        """Which of the first ranked facts are live; None when the postings
+        cannot answer."""
+        if self.ranked is None:
             return None
-        batch = ranked[checked:]
-        live = recall_rows.live_items(space_id, [pk for pk, _ in batch], when=when)
-        hits += [Hit(id=pk, score=score) for pk, score in batch if pk in live]
-        if len(hits) >= limit or len(ranked) < depth:
-            return hits[:limit]
-        checked, depth = len(ranked), depth * LIVE_CHECK
+        return recall_rows.live_items_read(
+            self.space_id, [pk for pk, _ in self.ranked], when=self.when
+        )
+
+    def hits(self, live: set[int] | None) -> list[Hit] | None:
+        """The best facts, given the first check's answer (None: check them
+        here), deeper in the ranking while too few are live; None when the
+        postings cannot answer."""
+        ranked, depth = self.ranked, LIVE_CHECK * self.limit
+        checked = 0
+        hits: list[Hit] = []
+        while ranked is not None:
+            batch_ = ranked[checked:]
+            if live is None:
+                live = recall_rows.live_items(
+                    self.space_id, [pk for pk, _ in batch_], when=self.when
+                )
+            hits += [Hit(id=pk, score=score) for pk, score in batch_ if pk in live]
+            if len(hits) >= self.limit or len(ranked) < depth:
+                return hits[: self.limit]
+            checked, depth, live = len(ranked), depth * LIVE_CHECK, None
+            ranked = termstats.best_items(self.weights, self.stats, pick=self.pick, limit=depth)
+        return None
 
 
 def _rarest(words: set[str], stats: termstats.Stats, budget: int) -> set[str]:
@@ -522,11 +580,14 @@ def entities_in_query(*, space: Space, query: str) -> list[int]:
 
 
 def graph(*, space: Space, query: str, limit: int, when: TimeView | None) -> Ranking:
+    """The graph channel alone (fact_channels makes it with the facts')."""
+    return _graph(space.pk, entities_in_query(space=space, query=query), limit=limit, when=when)
+
+
+def _graph(space_id: int, entity_ids: list[int], *, limit: int, when: TimeView | None) -> Ranking:
     """Entities the query names -> facts about them (edges and subject), then
     the facts of their 1-hop neighbours, ranked in that order."""
-    space_id = space.pk
     view = when or TimeView()
-    entity_ids = entities_in_query(space=space, query=query)
     keys: list[Key] = []
     if entity_ids:
         seen: set[int] = set()

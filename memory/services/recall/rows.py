@@ -245,26 +245,48 @@ def item_texts_after(
     """(id, text, subject, object) of every fact of the space past id
     `after`, live or not, in id order, a page at a time (for word statistics
     over a whole space)."""
-    sql = (
-        f"SELECT i.id, i.text, i.subject, i.object FROM {MemoryItem._meta.db_table} i "
-        "WHERE i.space_id = %s AND i.id > %s ORDER BY i.id LIMIT %s"
-    )
-    for pk, text, subject, obj in _pages(sql, space_id, after, page):
+    for pk, text, subject, obj in _pages(_ITEM_TEXTS, space_id, after, page):
         yield pk, text or "", subject or "", obj or ""
+
+
+_ITEM_TEXTS = (
+    f"SELECT i.id, i.text, i.subject, i.object FROM {MemoryItem._meta.db_table} i "
+    "WHERE i.space_id = %s AND i.id > %s ORDER BY i.id LIMIT %s"
+)
+
+
+def item_texts_read(
+    space_id: int, after: int, *, page: int = 2000
+) -> batch.Read[list[tuple[int, str, str, str]]]:
+    """item_texts_after as a read to send with others: its first page goes
+    with them, any further pages are read when it is parsed."""
+
+    def parse(found: batch.Rows) -> list[tuple[int, str, str, str]]:
+        texts = [(pk, text or "", subject or "", obj or "") for pk, text, subject, obj in found]
+        if len(found) == page:
+            texts += item_texts_after(space_id, found[-1][0], page=page)
+        return texts
+
+    return batch.Read(_ITEM_TEXTS, [space_id, after, page], parse)
 
 
 def live_items(space_id: int, ids: Collection[int], *, when: TimeView | None = None) -> set[int]:
     """The facts among `ids` that recall may show in the view (the search
     filters, memory.search._filters): as they are now, active, unexpired and
     screened clean; in a history view, former facts too."""
-    if not ids:
-        return set()
+    return batch.one(live_items_read(space_id, ids, when=when)) if ids else set()
+
+
+def live_items_read(
+    space_id: int, ids: Collection[int], *, when: TimeView | None = None
+) -> batch.Read[set[int]]:
+    """live_items as a read to send with others."""
     where, params = row_filters("item", prefix="i.", space_id=space_id, live_only=True, when=when)
     sql = (
         f"SELECT i.id FROM {MemoryItem._meta.db_table} i "
         f"WHERE {' AND '.join(where)} AND i.id {_in(ids)}"
     )
-    return {pk for (pk,) in _fetch(sql, [*params, *_bound(ids)])}
+    return batch.Read(sql, [*params, *_bound(ids)], lambda found: {pk for (pk,) in found})
 
 
 def _turns_read(

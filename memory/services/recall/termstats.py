@@ -40,6 +40,7 @@ import snowballstemmer
 from django.core.cache import cache
 from django.db import connection
 
+from engram_site.db import batch
 from engram_site.threads import DbThreadPool
 from memory.models import Space
 from memory.services.recall import rows as recall_rows
@@ -176,10 +177,13 @@ def _new_items(space_id: int, after: int) -> Iterable[tuple[int, list[str], list
     # Every stored fact, live or not: the fact channel keeps the live ones
     # among its candidates (rows.live_items), since a fact's state changes
     # after it is added and these only grow.
-    return (
-        (pk, tokens(f"{text} {subject} {obj}"), [], UNKNOWN)
-        for pk, text, subject, obj in recall_rows.item_texts_after(space_id, after)
-    )
+    return (_item_words(*row) for row in recall_rows.item_texts_after(space_id, after))
+
+
+def _item_words(
+    pk: int, text: str, subject: str, obj: str
+) -> tuple[int, list[str], list[str], About]:
+    return pk, tokens(f"{text} {subject} {obj}"), [], UNKNOWN
 
 
 _LOADERS = {"turn": _new_turns, "item": _new_items}
@@ -201,7 +205,42 @@ def item_stats(space: Space, *, look: bool = True) -> Stats:
     return _stats(space, "item", every_look=look)
 
 
+def item_stats_unlooked(space: Space) -> tuple[Stats, batch.Read[bool] | None]:
+    """item_stats before their look, and the look, for the caller to send
+    with its own reads (one round trip on PostgreSQL); its answer is
+    whether it found facts added since, which the statistics then hold.
+    None when they need no look (they were just built)."""
+    stats, after = _cached(space, "item", every_look=True)
+    if after is None:
+        return stats, None
+    look = recall_rows.item_texts_read(space.pk, after).then(
+        lambda texts: _catch_up(stats, [_item_words(*row) for row in texts])
+    )
+    return stats, look
+
+
 def _stats(space: Space, target: str, *, every_look: bool = False) -> Stats:
+    stats, after = _cached(space, target, every_look=every_look)
+    if after is not None:
+        # The look runs outside the lock: on PostgreSQL it waits a round
+        # trip, which other threads' recalls need not wait for.
+        _catch_up(stats, list(_LOADERS[target](space.pk, after)))
+    return stats
+
+
+def _catch_up(stats: Stats, added: list[tuple[int, list[str], list[str], About]]) -> bool:
+    """Add the rows a look found past the last id seen; whether it found
+    any. Rows another thread added meanwhile are skipped."""
+    if added:
+        with _lock:
+            stats.add_said(row for row in added if row[0] > stats.last_id)
+    return bool(added)
+
+
+def _cached(space: Space, target: str, *, every_look: bool) -> tuple[Stats, int | None]:
+    """The statistics this process keeps (built here on first use), and
+    the last id they saw when a look for rows added since is due, else
+    None."""
     space_id = space.pk
     key = (connection.alias + str(connection.settings_dict.get("NAME")), target, space_id)
     created = space.created_at
@@ -222,7 +261,7 @@ def _stats(space: Space, target: str, *, every_look: bool = False) -> Stats:
                 # 0.65 s it takes at 100k rows. These serve meanwhile.
                 _start_rebuild(key, space_id, target, stats)
             if now - stats.refreshed < REFRESH_SECONDS and not every_look:
-                return stats
+                return stats, None
         if now - stats.refreshed >= REFRESH_SECONDS or stats.forgets is None:
             stats.refreshed = now
             if stats.postings is not None and not stats.stale:
@@ -233,16 +272,8 @@ def _stats(space: Space, target: str, *, every_look: bool = False) -> Stats:
                     _start_rebuild(key, space_id, target, stats)
         if not stats.docs:
             stats.add_said(_LOADERS[target](space_id, stats.last_id))
-            return stats
-        after = stats.last_id
-    # A look for rows added since runs outside the lock: on PostgreSQL it
-    # waits a round trip, which other threads' recalls need not wait for.
-    # Rows another thread added meanwhile are skipped.
-    added = list(_LOADERS[target](space_id, after))
-    if added:
-        with _lock:
-            stats.add_said(row for row in added if row[0] > stats.last_id)
-    return stats
+            return stats, None
+        return stats, stats.last_id
 
 
 def drop_space(space_id: int) -> None:
