@@ -26,7 +26,7 @@ Target = Literal["item", "turn", "summary", "chunk"]
 __all__ = ["Hit", "Target", "query_terms", "search"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: see recall's Result
 class Hit:
     id: int
     score: float  # higher is better, comparable only within one call

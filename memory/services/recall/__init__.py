@@ -66,7 +66,13 @@ FREQUENCY_BOOST = 0.05  # per doubling, up to four doublings
 RECENCY_BOOST = 0.05  # seen today, fading over a month
 
 
-@dataclass(frozen=True, slots=True)
+# Source, Result (and search.Hit) are not frozen: recall makes one for each
+# of some 70-300 candidates a query, and a frozen dataclass's __init__ (each
+# field through object.__setattr__) costs 2.5 times a plain one's. Recall's
+# CPU in-process at 100k + 100k, 10 runs of 1,500 queries alternating with
+# the frozen ones: median 3.98 -> 3.62 ms a query, cheaper in 8 of 10. Only
+# recall itself sets a result's final score, before it returns it.
+@dataclass(slots=True)
 class Source:
     session_id: str | None
     turn_refs: list[str]
@@ -80,7 +86,7 @@ class Source:
     provider_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Result:
     id: str
     type: str
@@ -502,7 +508,7 @@ def _materialise(
     scale = max(1.0, top[0][0]) if top else 1.0
     out: list[Result] = []
     for score, _, result in top:
-        object.__setattr__(result, "score", round(min(1.0, score / scale), 6))
+        result.score = round(min(1.0, score / scale), 6)
         out.append(result)
     return out
 

@@ -128,7 +128,8 @@ def vector_weight() -> float:
 def bm25_items(
     *, space: Space, query: str, limit: int, when: TimeView | None, budget: Budget = FULL
 ) -> Ranking:
-    """BM25 over facts (fact_channels)."""
+    """BM25 over facts alone: fact_channels' first ranking (recall asks for both
+    channels there, their first reads together)."""
     return fact_channels(space=space, query=query, limit=limit, when=when, budget=budget)[0]
 
 
