@@ -151,3 +151,21 @@ def test_the_first_reads_of_the_fact_and_graph_channels_go_together(space, monke
     )
     assert sent[0] == 3  # then the new ranking's live check on its own
     assert [pk for _, pk in items.keys] == [added.pk, seen.pk]
+
+
+def test_a_query_no_fact_matches_sends_no_live_check(space, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    MemoryItem.objects.create(space=space, text="The user plays the cello")
+    assert _ranked(space, "cello")  # the statistics are built now
+    sent: list[int] = []
+    run = batch.run
+
+    def counted(*reads):  # type: ignore[no-untyped-def]
+        sent.append(len(reads))
+        return run(*reads)
+
+    monkeypatch.setattr(batch, "run", counted)
+    items, graph = channels.fact_channels(
+        space=space, query="bassoon lessons", limit=10, when=TimeView()
+    )
+    assert sent == [2]  # the look and the names, no live check of nothing
+    assert items.keys == [] and graph.keys == []

@@ -227,8 +227,8 @@ class _LiveFacts:
 
     def first_check(self) -> batch.Read[set[int]] | None:
         """Which of the first ranked facts are live; None when the postings
-        cannot answer."""
-        if self.ranked is None:
+        cannot answer or ranked none (hits() needs no check for those)."""
+        if not self.ranked:
             return None
         return recall_rows.live_items_read(
             self.space_id, [pk for pk, _ in self.ranked], when=self.when
