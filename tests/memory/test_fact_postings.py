@@ -118,7 +118,21 @@ def test_a_view_at_an_instant_ranks_facts_from_the_index(space, monkeypatch) -> 
     assert asked == [view]
 
 
-def test_the_first_reads_of_the_fact_and_graph_channels_go_together(space, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture
+def sent(monkeypatch):  # type: ignore[no-untyped-def]
+    """The number of reads in each batch sent (a test clears it after its set-up)."""
+    counts: list[int] = []
+    run = batch.run
+
+    def counted(*reads):  # type: ignore[no-untyped-def]
+        counts.append(len(reads))
+        return run(*reads)
+
+    monkeypatch.setattr(batch, "run", counted)
+    return counts
+
+
+def test_the_first_reads_of_the_fact_and_graph_channels_go_together(space, sent) -> None:  # type: ignore[no-untyped-def]
     # The look for facts added since, the names the query holds and the live
     # check of the best-ranked facts: one batch, so one round trip on
     # PostgreSQL. When the look finds a fact added since, it is ranked too.
@@ -127,14 +141,7 @@ def test_the_first_reads_of_the_fact_and_graph_channels_go_together(space, monke
     seen = MemoryItem.objects.create(space=space, text="Anna plays the violin")
     assert _ranked(space, "violin") == [seen.pk]  # the statistics are built now
     Relation.objects.create(space=space, src=anna, rel="plays", dst=anna, item=seen)
-    sent: list[int] = []
-    run = batch.run
-
-    def counted(*reads):  # type: ignore[no-untyped-def]
-        sent.append(len(reads))
-        return run(*reads)
-
-    monkeypatch.setattr(batch, "run", counted)
+    sent.clear()
     items, graph = channels.fact_channels(
         space=space, query="Does Anna play the violin?", limit=10, when=TimeView()
     )
@@ -153,17 +160,10 @@ def test_the_first_reads_of_the_fact_and_graph_channels_go_together(space, monke
     assert [pk for _, pk in items.keys] == [added.pk, seen.pk]
 
 
-def test_a_query_no_fact_matches_sends_no_live_check(space, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_query_no_fact_matches_sends_no_live_check(space, sent) -> None:  # type: ignore[no-untyped-def]
     MemoryItem.objects.create(space=space, text="The user plays the cello")
     assert _ranked(space, "cello")  # the statistics are built now
-    sent: list[int] = []
-    run = batch.run
-
-    def counted(*reads):  # type: ignore[no-untyped-def]
-        sent.append(len(reads))
-        return run(*reads)
-
-    monkeypatch.setattr(batch, "run", counted)
+    sent.clear()
     items, graph = channels.fact_channels(
         space=space, query="bassoon lessons", limit=10, when=TimeView()
     )
