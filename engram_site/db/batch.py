@@ -64,6 +64,13 @@ def run(*reads: Read[Any]) -> list[Any]:
     return [read.parse(rows) for read, rows in zip(reads, found, strict=True)]
 
 
+def run_present(*reads: Read[Any] | None) -> list[Any]:
+    """run() for reads a caller may not need: None answers a missing one."""
+    sent = [r for r in reads if r is not None]
+    answers = iter(run(*sent) if sent else [])
+    return [next(answers) if r is not None else None for r in reads]
+
+
 def one(read: Read[T]) -> T:
     """The answer of a read made alone."""
     answer: T = run(read)[0]

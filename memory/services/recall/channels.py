@@ -8,7 +8,6 @@ import functools
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -162,7 +161,7 @@ def fact_channels(
         else None
     )
     check = facts.first_check() if facts is not None else None
-    added, entity_ids, live = _together(look, naming, check)
+    added, entity_ids, live = batch.run_present(look, naming, check)
     hits: list[Hit] | None = None
     if facts is not None:
         if added:
@@ -188,13 +187,6 @@ def fact_channels(
         {("item", h.id): h.score for h in hits},
     )
     return items, _graph(space.pk, entity_ids or [], limit=limit, when=when)
-
-
-def _together(*reads: batch.Read[Any] | None) -> list[Any]:
-    """Each read's answer, None for a missing read; the reads sent at once."""
-    sent = [r for r in reads if r is not None]
-    answers = iter(batch.run(*sent) if sent else [])
-    return [next(answers) if r is not None else None for r in reads]
 
 
 # The postings hold every fact ever stored, live or not, and a superseded
