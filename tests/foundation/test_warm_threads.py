@@ -5,6 +5,7 @@ the rest, and reports a task's failure through its future."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -13,6 +14,13 @@ from engram_site.warm_threads import WarmThreadPool
 
 def _thread() -> int:
     return threading.get_ident()
+
+
+def _all_idle(pool: WarmThreadPool, threads: int) -> None:
+    deadline = time.monotonic() + 10
+    while len(pool._idle) < threads:
+        assert time.monotonic() < deadline, "the pool's threads never came back idle"
+        time.sleep(0.001)
 
 
 def test_the_thread_that_finished_last_takes_the_next_task() -> None:
@@ -24,9 +32,13 @@ def test_the_thread_that_finished_last_takes_the_next_task() -> None:
         threads = {f.result(timeout=10) for f in held}
         assert len(threads) == 4
         # One at a time, each next task runs where the one before it ran
-        # (a FIFO executor sends them round all four).
+        # (a FIFO executor sends them round all four). A task's result is
+        # out a moment before its thread is idle again: each next task is
+        # given once all four are.
+        _all_idle(pool, 4)
         first = pool.submit(_thread).result(timeout=10)
         for _ in range(20):
+            _all_idle(pool, 4)
             assert pool.submit(_thread).result(timeout=10) == first
     finally:
         pool.shutdown()
